@@ -1,0 +1,129 @@
+"""The book's shared machinery, as a chapter uses it::
+
+    # %% tags=["parameters"]
+    mode = "book"  # choices: quick, book, paper
+    seed = 0
+
+    # %%
+    from icml25 import book
+    SIZES = {"quick": dict(n=200), "book": dict(n=500), "paper": dict(n=5000)}
+    run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+    run.size.n, run.rng                      # this mode's sizes, a seeded generator
+    ...
+    book.claim("id", "statement with its threshold", measured, paper="...", holds=...)
+    ...
+    book.finish()                            # last cell: hands provenance to the runner
+
+Only the kernel-side modules are imported here; the runner, the ledger and the command line
+(``python -m icml25.book``) live beside them and are not loaded by notebooks, so editing them
+does not make executed chapters stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import claims as _claims
+from . import data
+from .claims import claim
+from .params import MODES, ParameterError
+from .plotting import PALETTE, figure, use_style
+from .provenance import collect
+from .seeding import seed_everything
+
+__all__ = [
+    "MODES",
+    "PALETTE",
+    "ParameterError",
+    "Run",
+    "claim",
+    "data",
+    "figure",
+    "finish",
+    "seed_everything",
+    "setup",
+    "use_style",
+]
+
+#: Environment variable through which the runner asks :func:`finish` for the run's record.
+RECORD_ENV = "ICML25_RECORD"
+
+
+@dataclass(frozen=True)
+class Run:
+    """What :func:`setup` returns: the mode, the seed, this mode's sizes and a seeded generator."""
+
+    mode: str
+    seed: int
+    size: SimpleNamespace
+    rng: np.random.Generator
+    started: float
+
+
+_CURRENT: Run | None = None
+
+
+def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> Run:
+    """Validate the parameters, seed everything, apply the plotting style, start the clock.
+
+    Parameters
+    ----------
+    mode : {"quick", "book", "paper"}
+        Execution mode (see the book's introduction).
+    seed : int
+        The run's one seed (non-negative).
+    sizes : dict
+        ``{mode: {name: value}}`` for all three modes, with the same names in each: the one
+        place where a chapter's sizes live.
+    threads : int
+        Threads for BLAS and torch (fixed for reproducible digits).
+    """
+    global _CURRENT
+    if mode not in MODES:
+        raise ParameterError(f"parameter 'mode' must be one of {', '.join(MODES)}; got {mode!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"parameter 'seed' must be a non-negative integer; got {seed!r}")
+    missing = [m for m in MODES if m not in sizes]
+    if missing:
+        raise ValueError(f"sizes must define every mode; missing: {', '.join(missing)}")
+    names = {m: set(sizes[m]) for m in MODES}
+    if len({frozenset(v) for v in names.values()}) != 1:
+        raise ValueError(f"sizes must use the same names in every mode; got {names}")
+    _claims.reset()
+    rng = seed_everything(int(seed), threads)
+    use_style()
+    _CURRENT = Run(mode, int(seed), SimpleNamespace(**sizes[mode]), rng, time.perf_counter())
+    return _CURRENT
+
+
+def finish() -> dict:
+    """Close the run: summarise its claims and hand its provenance record to the runner.
+
+    When the runner executes the notebook it sets ``$ICML25_RECORD`` to a file path, and the
+    record (inputs loaded by sha256, versions, duration, claims) is written there.
+    """
+    if _CURRENT is None:
+        raise RuntimeError("book.finish() called before book.setup()")
+    run = _CURRENT
+    record = collect(
+        mode=run.mode,
+        seed=run.seed,
+        parameters={"mode": run.mode, "seed": run.seed},
+        duration_s=time.perf_counter() - run.started,
+    )
+    target = os.environ.get(RECORD_ENV)
+    if target:
+        with open(target, "w") as handle:
+            json.dump(record, handle, indent=1)
+    held = sum(c["holds"] for c in record["claims"])
+    print(
+        f"{run.mode} mode, seed {run.seed}: {held} of {len(record['claims'])} claims hold; "
+        f"{record['duration_s']:.1f} s since setup."
+    )
+    return record

@@ -1,0 +1,70 @@
+"""Provenance of one execution: what the run loaded (by sha256), versions, duration, claims.
+
+The kernel side collects the record at the end of a notebook (:func:`collect`); the runner adds
+the sha256 of the ``.py`` source and stores everything in the executed notebook's metadata under
+``icml25``.  :mod:`icml25.book.staleness` compares that record with the working tree.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from . import claims, data, paths
+from .hashing import sha256_file
+
+#: Distributions whose versions are recorded when the run imported them (module → distribution).
+TRACKED = {
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "pandas": "pandas",
+    "sklearn": "scikit-learn",
+    "ot": "POT",
+    "torch": "torch",
+    "matplotlib": "matplotlib",
+    "seaborn": "seaborn",
+}
+
+LIB = Path(__file__).resolve().parents[1]  # lib/icml25
+
+
+def loaded_modules() -> dict[str, str]:
+    """``icml25`` source files imported by this process, relative path → sha256."""
+    found = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not file or not getattr(module, "__name__", "").startswith("icml25"):
+            continue
+        file = Path(file).resolve()
+        if file.suffix == ".py" and LIB in file.parents:
+            found[paths.relative(file)] = sha256_file(file)
+    return dict(sorted(found.items()))
+
+
+def versions() -> dict[str, str]:
+    """Python and the tracked libraries that this process imported."""
+    found = {"python": platform.python_version()}
+    for module, dist in TRACKED.items():
+        if module in sys.modules:
+            try:
+                found[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:  # pragma: no cover
+                pass
+    return found
+
+
+def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dict:
+    """The record of this run (everything but the source hash, which the runner adds)."""
+    inputs = loaded_modules()
+    inputs.update(data.loaded())
+    return {
+        "mode": mode,
+        "seed": seed,
+        "parameters": parameters,
+        "duration_s": round(duration_s, 2),
+        "versions": versions(),
+        "inputs": dict(sorted(inputs.items())),
+        "claims": [c.as_dict() for c in claims.recorded()],
+    }

@@ -1,0 +1,60 @@
+"""Is a committed notebook what its inputs produce today?  Compare provenance with the tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import paths
+from .hashing import sha256_file
+
+
+@dataclass
+class State:
+    """Freshness of one notebook pair, and what its last book-mode execution recorded."""
+
+    source: Path
+    stale: bool
+    reasons: list[str] = field(default_factory=list)
+    record: dict | None = None
+
+    @property
+    def executed(self) -> Path:
+        return self.source.with_suffix(".ipynb")
+
+    @property
+    def duration(self) -> float | None:
+        return self.record.get("duration_s") if self.record else None
+
+    @property
+    def claims(self) -> list[dict]:
+        return self.record.get("claims", []) if self.record else []
+
+
+def read_record(ipynb: Path) -> dict | None:
+    nb = nbformat.read(ipynb, as_version=4)
+    return nb.metadata.get("icml25")
+
+
+def state(py: Path) -> State:
+    """Stale when never executed, executed outside book mode, or an input's sha256 changed."""
+    ipynb = py.with_suffix(".ipynb")
+    if not ipynb.exists():
+        return State(py, True, ["never executed"])
+    record = read_record(ipynb)
+    if not record:
+        return State(py, True, ["no provenance record"])
+    reasons = []
+    if record.get("mode") != "book" or record.get("overrides"):
+        reasons.append(f"executed in {record.get('mode')} mode with {record.get('overrides')}")
+    if record.get("source_sha256") != sha256_file(py):
+        reasons.append(f"source changed: {py.name}")
+    for rel, digest in record.get("inputs", {}).items():
+        path = paths.ROOT / rel
+        if not path.exists():
+            reasons.append(f"input removed: {rel}")
+        elif sha256_file(path) != digest:
+            reasons.append(f"input changed: {rel}")
+    return State(py, bool(reasons), reasons, record)
