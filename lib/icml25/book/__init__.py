@@ -46,6 +46,7 @@ __all__ = [
     "data",
     "figure",
     "finish",
+    "glue",
     "seed_everything",
     "setup",
     "use_style",
@@ -102,6 +103,19 @@ def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> 
     return _CURRENT
 
 
+def glue(name: str, value) -> None:
+    """Store a computed value for the prose: ``{glue:text}`name:.3f``` in a Markdown cell.
+
+    myst-nb's ``glue`` without display; numpy scalars become Python numbers first, so that the
+    format spec in the Markdown applies (``np.float64(0.9)`` would not format).
+    """
+    from myst_nb import glue as myst_glue
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    myst_glue(name, value, display=False)
+
+
 def finish() -> dict:
     """Close the run: summarise its claims and hand its provenance record to the runner.
 
@@ -124,6 +138,6 @@ def finish() -> dict:
     held = sum(c["holds"] for c in record["claims"])
     print(
         f"{run.mode} mode, seed {run.seed}: {held} of {len(record['claims'])} claims hold; "
-        f"{record['duration_s']:.1f} s since setup."
+        f"{record['compute_s']:.1f} s since setup."
     )
     return record

@@ -90,15 +90,25 @@ def code_cells(nb) -> list[str]:
     return [c.source.strip() for c in nb.cells if c.cell_type == "code"]
 
 
-def clean_source(py: Path) -> bool:
-    """Rewrite a source without outputs, papermill metadata or injected cells; True if it changed."""
+def _cleaned(py: Path) -> tuple[str, str]:
     text = py.read_text()
     nb = jupytext.reads(text, fmt="py:percent")
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     for cell in nb.cells:
         tags = [t for t in cell.metadata.get("tags", []) if t != "injected-parameters"]
         cell.metadata = {"tags": tags} if tags else {}
-    cleaned = jupytext.writes(nb, fmt="py:percent", config=config(py))
+    return text, jupytext.writes(nb, fmt="py:percent", config=config(py))
+
+
+def clean_source_needed(py: Path) -> bool:
+    """Whether :func:`clean_source` would change the file."""
+    text, cleaned = _cleaned(py)
+    return cleaned != text
+
+
+def clean_source(py: Path) -> bool:
+    """Rewrite a source without outputs, papermill metadata or injected cells; True if it changed."""
+    text, cleaned = _cleaned(py)
     if cleaned != text:
         py.write_text(cleaned)
         return True

@@ -63,7 +63,7 @@ def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dic
         "mode": mode,
         "seed": seed,
         "parameters": parameters,
-        "duration_s": round(duration_s, 2),
+        "compute_s": round(duration_s, 2),
         "versions": versions(),
         "inputs": dict(sorted(inputs.items())),
         "claims": [c.as_dict() for c in claims.recorded()],

@@ -98,8 +98,9 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
             if out_path.exists():
                 failed.parent.mkdir(parents=True, exist_ok=True)
                 out_path.replace(failed)
-            cell = getattr(exc, "exec_count", None)
-            where = f"cell [{cell}]" if cell is not None else "before any cell ran"
+            index, count = getattr(exc, "cell_index", None), getattr(exc, "exec_count", None)
+            where = (f"cell {index + 1} of {len(source_nb.cells)} (In [{count}])"
+                     if index is not None else "before any cell ran")
             error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             return Result(chapter, py.name, mode, False, seconds, paths.relative(failed),
                           error=f"{paths.relative(py)} {where}: {error}".strip())
@@ -113,6 +114,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
             return Result(chapter, py.name, mode, False, seconds,
                           error=f"{paths.relative(py)}: the last cell must call book.finish()")
         record = json.loads(record_path.read_text())
+        record["duration_s"] = round(seconds, 1)  # wall time, kernel start-up included
         record["source"] = paths.relative(py)
         record["source_sha256"] = sha256_file(py)
         record["overrides"] = {k: v for k, v in overrides.items() if k != "mode"}

@@ -1,0 +1,66 @@
+# ICML 2025, Executable. Every target sets up .venv first when it is missing or out of date.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+CHAPTER ?= all
+P ?=
+JOBS ?= 2
+
+.PHONY: help setup book html run quick paper status ledger clean-sources test test-lib test-fast clean
+
+help:
+	@echo "make book                 execute stale chapters, build the site into _build/html"
+	@echo "make test                 run every test tier (library, notebooks, book, browser)"
+	@echo "make run CHAPTER=11       re-execute a chapter in book mode (P=\"seed=3\" to override)"
+	@echo "make quick CHAPTER=11     run a chapter in quick mode into _build/runs/"
+	@echo "make status               stale or fresh, durations, claims"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(PY) -m icml25.book run --stale --no-progress
+	$(PY) -m icml25.book ledger
+	$(MAKE) --no-print-directory html
+
+html: $(STAMP)
+	$(VENV)/bin/jupyter-book build . --builder html
+	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
+	@echo "(or serve it: $(PY) -m http.server -d _build/html 8000)"
+
+run: $(STAMP)
+	$(PY) -m icml25.book run $(CHAPTER) $(if $(P),-p "$(P)")
+
+quick: $(STAMP)
+	$(PY) -m icml25.book run $(CHAPTER) --mode quick $(if $(P),-p "$(P)")
+
+paper: $(STAMP)
+	$(PY) -m icml25.book run $(CHAPTER) --mode paper $(if $(P),-p "$(P)")
+
+status: $(STAMP)
+	$(PY) -m icml25.book status
+
+ledger: $(STAMP)
+	$(PY) -m icml25.book ledger
+
+clean-sources: $(STAMP)
+	$(PY) -m icml25.book clean
+
+# nbval re-executes every chapter notebook and compares the cells tagged nbval-check-output;
+# --dist loadfile keeps each notebook (and each test file) on one worker.
+NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra $(NBVAL) tests chapters
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra -m "not slow" tests
+
+clean:
+	rm -rf _build

@@ -1,0 +1,523 @@
+# %% [markdown]
+# # Reproduction: agreement, label awareness, cost
+#
+# The paper's headline claims, re-run at laptop scale on scikit-learn's handwritten digits
+# (1,797 images of 8×8 pixels, 10 classes, features divided by 16) and on synthetic data:
+#
+# > With its geometrically meaningful projection, s-OTDD strongly correlates with the optimal
+# > transport dataset distance while being more efficient than existing dataset discrepancy
+# > measures. (Nguyen et al., 2025, abstract)
+#
+# Each experiment compares s-OTDD (`icml25.sotdd`) with the paper's reference, exact OTDD
+# solved with POT's network simplex, and, where it makes sense, with POT's label-blind sliced
+# Wasserstein distance, in the same run and on the same data. The thresholds of the claims were
+# fixed from the paper before the run; the ledger lists what holds and what does not.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import time
+import tracemalloc
+
+import matplotlib.pyplot as plt
+import numpy as np
+import ot
+from scipy import stats
+from sklearn.datasets import load_digits, make_classification
+from sklearn.preprocessing import StandardScaler
+
+from icml25 import book
+from icml25.sotdd import otdd_exact, sotdd
+
+SIZES = {
+    "quick": dict(
+        n_pairs=10, n_pair=200, L_grid=(100, 200), L_claim=200,
+        n_flip=300, L_flip=200, flip_repeats=1,
+        n_otdd=(250, 500, 1000), n_sotdd=(250, 500, 1000, 2000), L_scale=200, repeats=1,
+        fit_from=250, n_disjoint_pairs=8, n_disjoint=200, L_ref=4000,
+    ),
+    "book": dict(
+        n_pairs=20, n_pair=400, L_grid=(100, 1000, 10000), L_claim=1000,
+        n_flip=500, L_flip=1000, flip_repeats=3,
+        n_otdd=(250, 500, 1000, 2000, 4000), n_sotdd=(250, 500, 1000, 2000, 4000, 8000, 16000),
+        L_scale=1000, repeats=3, fit_from=1000, n_disjoint_pairs=12, n_disjoint=300, L_ref=40000,
+    ),
+    "paper": dict(
+        n_pairs=50, n_pair=1000, L_grid=(100, 1000, 10000, 50000), L_claim=10000,
+        n_flip=1500, L_flip=10000, flip_repeats=10,
+        n_otdd=(1000, 2000, 4000, 8000), n_sotdd=(1000, 2000, 4000, 8000, 16000, 32000, 64000),
+        L_scale=1000, repeats=5, fit_from=1000, n_disjoint_pairs=30, n_disjoint=800,
+        L_ref=200000,
+    ),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+
+digits = load_digits()
+X_all, y_all = digits.data / 16.0, digits.target
+by_class = [np.flatnonzero(y_all == c) for c in range(10)]
+
+
+# %% [markdown]
+# ## 1. Agreement with exact OTDD
+#
+# The paper's Figure 1 correlates s-OTDD with exact OTDD over pairs of MNIST subsets. Here: pairs of
+# digit subsets of {glue:text}`n_pair` points each. One side is class-balanced; the other has class
+# proportions drawn from a Dirichlet distribution (concentration 0.3, 1 or 100, in turn) and a
+# random fraction (uniform on 0 to 0.6) of its labels redrawn. So the pairs differ in features,
+# class balance and label noise, and their distances spread out.
+
+# %%
+def balanced_subset(n, rng):
+    per_class = n // 10
+    return np.concatenate([rng.choice(idx, per_class, replace=False) for idx in by_class])
+
+
+def shifted_subset(n, alpha, flip, rng):
+    """Class proportions ~ Dirichlet(alpha), then a fraction `flip` of labels redrawn."""
+    counts = rng.multinomial(n, rng.dirichlet(np.full(10, alpha)))
+    idx = np.concatenate([rng.choice(by_class[c], k, replace=True) for c, k in enumerate(counts)])
+    labels = y_all[idx].copy()
+    chosen = rng.random(n) < flip
+    labels[chosen] = rng.integers(0, 10, chosen.sum())
+    return X_all[idx], labels
+
+
+pairs, otdd_values, sotdd_values, otdd_seconds = [], [], {L: [] for L in size.L_grid}, []
+for i in range(size.n_pairs):
+    rng = np.random.default_rng([seed, i])
+    a = balanced_subset(size.n_pair, rng)
+    Xb, yb = shifted_subset(size.n_pair, (0.3, 1.0, 100.0)[i % 3], rng.uniform(0, 0.6), rng)
+    pairs.append((X_all[a], y_all[a], Xb, yb))
+    t0 = time.perf_counter()
+    otdd_values.append(otdd_exact(X_all[a], y_all[a], Xb, yb))
+    otdd_seconds.append(time.perf_counter() - t0)
+    for L in size.L_grid:
+        sotdd_values[L].append(sotdd(X_all[a], y_all[a], Xb, yb, n_projections=L, seed=seed + i))
+otdd_values = np.array(otdd_values)
+correlation = {
+    L: (stats.spearmanr(v, otdd_values).statistic, stats.pearsonr(v, otdd_values).statistic)
+    for L, v in sotdd_values.items()
+}
+book.glue("n_pair", size.n_pair)
+book.glue("otdd_pairs_seconds", sum(otdd_seconds))
+
+# %% tags=["nbval-check-output"]
+print("projections L   Spearman   Pearson")
+for L, (rho, r) in correlation.items():
+    print(f"{L:13d}   {rho:8.3f}   {r:7.3f}")
+
+# %%
+fig, axes = book.figure(2, height=3.1)
+L_show = size.L_claim
+axes[0].scatter(otdd_values, sotdd_values[L_show], s=18)
+axes[0].set_xlabel("exact OTDD")
+axes[0].set_ylabel(f"s-OTDD (L = {L_show})")
+axes[0].set_title(f"{size.n_pairs} pairs of digit subsets")
+Ls = np.array(size.L_grid)
+axes[1].semilogx(Ls, [correlation[L][0] for L in Ls], "o-", label="Spearman")
+axes[1].semilogx(Ls, [correlation[L][1] for L in Ls], "s-", label="Pearson")
+axes[1].axhline(0.9, color="grey", ls=":", lw=1)
+axes[1].set_xlabel("number of projections L")
+axes[1].set_ylabel("correlation with OTDD")
+axes[1].legend()
+plt.show()
+
+# %% [markdown]
+# The threshold below is the paper's figure for MNIST (Spearman 0.90 with 10,000 projections, as
+# reported in the paper's Figure 1; the chapter's brief marks the exact value unverified), applied
+# at {glue:text}`L_claim` projections.
+
+# %% tags=["nbval-check-output"]
+rho, r = correlation[size.L_claim]
+book.glue("L_claim", size.L_claim)
+book.glue("spearman", rho)
+book.glue("pearson", r)
+book.claim(
+    "agreement",
+    f"Spearman(s-OTDD with L={size.L_claim}, exact OTDD) >= 0.9 over {size.n_pairs} digit-subset pairs",
+    rho,
+    paper="Spearman 0.90, Pearson 0.92 on MNIST subsets (L = 10,000)",
+    holds=rho >= 0.9,
+    note=f"Pearson {r:.3f}",
+)
+
+# %% [markdown]
+# At {glue:text}`L_claim` projections the rank correlation is {glue:text}`spearman:.3f` and the
+# linear one {glue:text}`pearson:.3f`. The exact OTDD of all the pairs took
+# {glue:text}`otdd_pairs_seconds:.1f` s together: at this size exact OT is still cheap, which is
+# why the interesting question is how both costs grow (section 3).
+#
+# ## 2. Label awareness
+#
+# Keep the features of {glue:text}`n_flip` digits and redraw the labels of a growing fraction of
+# them. The datasets differ *only* in their labels. A label-blind distance, POT's
+# `sliced_wasserstein_distance`, cannot tell them apart; OTDD and s-OTDD must grow.
+
+# %%
+book.glue("n_flip", size.n_flip)
+fractions = [0.0, 0.2, 0.4, 0.6, 0.8]
+base = np.random.default_rng([seed, 1000]).choice(len(X_all), size.n_flip, replace=False)
+Xf, yf = X_all[base], y_all[base]
+flip_rows = []
+for f in fractions:
+    s_list, o_list, w_list = [], [], []
+    for r_ in range(size.flip_repeats):
+        rng = np.random.default_rng([seed, 2000, r_])
+        labels = yf.copy()
+        chosen = rng.random(len(labels)) < f
+        labels[chosen] = rng.integers(0, 10, chosen.sum())
+        s_list.append(sotdd(Xf, yf, Xf, labels, n_projections=size.L_flip, seed=seed + r_))
+        o_list.append(otdd_exact(Xf, yf, Xf, labels))
+        w_list.append(ot.sliced_wasserstein_distance(Xf, Xf, n_projections=size.L_flip, seed=seed))
+    flip_rows.append((f, np.mean(s_list), np.mean(o_list), np.mean(w_list)))
+flip_rows = np.array(flip_rows)
+
+# %% tags=["nbval-check-output"]
+print("fraction   s-OTDD    OTDD   label-blind SW")
+for f, s, o, w in flip_rows:
+    print(f"  {f:.1f}    {s:7.4f}  {o:6.3f}   {w:.3g}")
+
+# %%
+fig, axes = book.figure(3, height=2.8)
+for ax, column, name in zip(axes, (1, 2, 3), ("s-OTDD", "exact OTDD", "label-blind SW (POT)")):
+    ax.plot(flip_rows[:, 0], flip_rows[:, column], "o-", color=book.PALETTE[column - 1])
+    ax.set_title(name)
+    ax.set_xlabel("fraction relabelled")
+axes[0].set_ylabel("distance")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+increasing = bool(np.all(np.diff(flip_rows[:, 1]) > 0))
+blind_zero = bool(np.all(flip_rows[:, 3] == 0))
+book.claim(
+    "label-aware",
+    "s-OTDD rises strictly with the fraction of relabelled points while label-blind sliced "
+    "Wasserstein stays exactly 0",
+    (flip_rows[-1, 1], flip_rows[-1, 3]),
+    paper="s-OTDD is label-aware through the Moment Transform Projection",
+    holds=increasing and blind_zero,
+    note="ours: s-OTDD and SW at 80% relabelled",
+)
+
+# %% [markdown]
+# ## 3. Cost as the datasets grow
+#
+# Synthetic data, as the paper's runtime study: `make_classification` with 64 features (20
+# informative) and 10 classes, standardised. Both datasets have $n$ points; s-OTDD uses
+# {glue:text}`L_scale` projections. Each time is the median of {glue:text}`repeats` runs on one
+# thread. Exact OTDD needs the $n\times n$ cost matrix and a network-simplex solve, so it stops at a
+# smaller $n$; s-OTDD continues alone (the peers stop where exact OTDD stops, to keep the
+# chapter in its time budget).
+
+# %%
+book.glue("L_scale", size.L_scale)
+book.glue("repeats", size.repeats)
+n_max = max(size.n_sotdd)
+Xs, ys = make_classification(
+    n_samples=2 * n_max, n_features=64, n_informative=20, n_classes=10,
+    n_clusters_per_class=1, random_state=seed,
+)
+Xs = StandardScaler().fit_transform(Xs)
+
+
+def measure(fn, repeats):
+    """Median wall time over `repeats` runs, and the peak memory of the first run.
+
+    Peak memory counts what goes through Python's allocators, numpy arrays included (tracemalloc);
+    a C++ solver's internal state is not seen.
+    """
+    times, peak = [], 0.0
+    for r_ in range(repeats):
+        if r_ == 0:
+            tracemalloc.start()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if r_ == 0:
+            peak = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+    return float(np.median(times)), peak
+
+
+def halves(n):
+    return Xs[:n], ys[:n], Xs[n_max : n_max + n], ys[n_max : n_max + n]
+
+
+methods = {
+    "s-OTDD": lambda *d: sotdd(*d, n_projections=size.L_scale, seed=seed),
+    "exact OTDD": lambda *d: otdd_exact(*d),
+    "label-blind SW (POT)": lambda X1, y1, X2, y2: ot.sliced_wasserstein_distance(
+        X1, X2, n_projections=size.L_scale, seed=seed),
+}
+timings = {m: {} for m in methods}
+memory = {m: {} for m in methods}
+for n in size.n_sotdd:
+    data = halves(n)
+    for method, fn in methods.items():
+        if method != "s-OTDD" and n not in size.n_otdd:
+            continue  # the peers stop where exact OTDD stops: the budget is for s-OTDD's range
+        timings[method][n], memory[method][n] = measure(lambda: fn(*data), size.repeats)
+n_mem = max(size.n_otdd)
+
+
+def slope(method):
+    ns = np.array([n for n in timings[method] if n >= size.fit_from])
+    ts = np.array([timings[method][n] for n in ns])
+    return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
+
+
+slopes = {m: slope(m) for m in timings}
+common = sorted(timings["exact OTDD"])
+faster = [n for n in common if timings["s-OTDD"][n] < timings["exact OTDD"][n]]
+crossover = next(
+    (n for i, n in enumerate(common) if all(m in faster for m in common[i:])), None
+)
+ratio_at_max = timings["exact OTDD"][common[-1]] / timings["s-OTDD"][common[-1]]
+
+# %%
+fig, axes = book.figure(2, height=3.2)
+for method, marker in zip(timings, "osd"):
+    ns = np.array(sorted(timings[method]))
+    axes[0].loglog(ns, [timings[method][n] for n in ns], marker + "-",
+                   label=f"{method} (slope {slopes[method]:.2f})")
+axes[0].set_xlabel("points per dataset n")
+axes[0].set_ylabel("seconds (median)")
+axes[0].legend()
+axes[0].set_title("wall time")
+for method, marker in zip(memory, "osd"):
+    ns = np.array(sorted(memory[method]))
+    axes[1].loglog(ns, [memory[method][n] for n in ns], marker + "-", label=method)
+axes[1].set_xlabel("points per dataset n")
+axes[1].set_ylabel("peak MiB (tracemalloc)")
+axes[1].set_title("memory")
+plt.show()
+print("n        " + "  ".join(f"{m:>22s}" for m in timings))
+for n in size.n_sotdd:
+    print(f"{n:<8d} " + "  ".join(
+        f"{timings[m][n]:22.3f}" if n in timings[m] else f"{'-':>22s}" for m in timings))
+
+# %% [markdown]
+# Times are noisy on shared machines, so the claims below read growth rates (slopes fitted on
+# log-log axes for $n\ge$ {glue:text}`fit_from`) and ratios, not single times. The output of this
+# cell is not compared when the tests re-execute the notebook: it depends on the machine.
+
+# %%
+book.glue("fit_from", size.fit_from)
+book.glue("slope_sotdd", slopes["s-OTDD"])
+book.glue("slope_otdd", slopes["exact OTDD"])
+book.glue("slope_sw", slopes["label-blind SW (POT)"])
+book.glue("crossover", "below the smallest size measured" if crossover == common[0]
+     else ("not reached" if crossover is None else f"n = {crossover}"))
+book.glue("ratio_at_max", ratio_at_max)
+book.glue("n_common_max", common[-1])
+book.glue("mem_sotdd", memory["s-OTDD"][n_mem])
+book.glue("mem_otdd", memory["exact OTDD"][n_mem])
+book.claim(
+    "sotdd-near-linear",
+    f"s-OTDD wall time grows near-linearly in n: log-log slope <= 1.3 for n >= {size.fit_from}",
+    slopes["s-OTDD"],
+    paper="(near-)linear complexity in the number of data points",
+    holds=slopes["s-OTDD"] <= 1.3,
+)
+book.claim(
+    "otdd-superquadratic",
+    f"exact OTDD wall time grows at least quadratically: log-log slope >= 2 for n >= {size.fit_from}",
+    slopes["exact OTDD"],
+    paper="exact OTDD is cubic in n (network simplex on an n x n problem)",
+    holds=slopes["exact OTDD"] >= 2,
+)
+book.claim(
+    "faster",
+    f"s-OTDD is faster than exact OTDD at every n >= {size.fit_from} measured",
+    ratio_at_max,
+    paper="far faster than OTDD (exact and Gaussian), which run out of memory beyond ~30k points",
+    holds=all(n in faster for n in common if n >= size.fit_from),
+    note=f"ours: OTDD time / s-OTDD time at n = {common[-1]}",
+)
+
+# %% [markdown]
+# s-OTDD grows with slope {glue:text}`slope_sotdd:.2f` and exact OTDD with
+# {glue:text}`slope_otdd:.2f` (POT's label-blind sliced Wasserstein: {glue:text}`slope_sw:.2f`).
+# s-OTDD is faster from {glue:text}`crossover` on, and {glue:text}`ratio_at_max:.0f` times faster
+# at $n=$ {glue:text}`n_common_max`, the largest size where exact OTDD runs in the budget. Its
+# peak memory there is {glue:text}`mem_sotdd:.0f` MiB against {glue:text}`mem_otdd:.0f` MiB for
+# exact OTDD, whose $n\times n$ cost matrix grows quadratically (tracemalloc sees numpy's arrays, not
+# the solver's internal C++ state, so the OTDD figure is a lower bound).
+#
+# Not claimed: "orders of magnitude" at every size. At a few hundred points per dataset exact OTDD
+# takes milliseconds and the gap is small; it opens with $n$.
+#
+# ## 4. Disjoint label sets and different numbers of classes
+#
+# The paper's robustness claim: s-OTDD needs no correspondence between the labels of the two
+# datasets. Each pair below takes a random subset of the digit classes on each side (2 to 10
+# classes, chosen independently), renames the second side's labels so the label sets are
+# disjoint, and compares s-OTDD's ranking of the pairs with exact OTDD's, which handles such pairs
+# by construction.
+
+# %%
+disjoint_otdd, disjoint_sotdd, class_counts = [], [], []
+for i in range(size.n_disjoint_pairs):
+    rng = np.random.default_rng([seed, 3000, i])
+    sides = []
+    for _ in range(2):
+        classes = rng.choice(10, rng.integers(2, 11), replace=False)
+        pool = np.flatnonzero(np.isin(y_all, classes))
+        sides.append(rng.choice(pool, size.n_disjoint, replace=False))
+    a, b = sides
+    y_b = y_all[b] + 100  # other names: no label of the second dataset occurs in the first
+    class_counts.append((len(np.unique(y_all[a])), len(np.unique(y_b))))
+    disjoint_otdd.append(otdd_exact(X_all[a], y_all[a], X_all[b], y_b))
+    disjoint_sotdd.append(
+        sotdd(X_all[a], y_all[a], X_all[b], y_b, n_projections=size.L_claim, seed=seed + i))
+rho_disjoint = stats.spearmanr(disjoint_sotdd, disjoint_otdd).statistic
+book.glue("rho_disjoint", rho_disjoint)
+book.glue("n_disjoint_pairs", size.n_disjoint_pairs)
+book.glue("disjoint_verdict", "reaches" if rho_disjoint >= 0.9 else "falls short of")
+
+# %% tags=["nbval-check-output"]
+print("classes (D1, D2)   exact OTDD   s-OTDD")
+for (k1, k2), o, s in zip(class_counts, disjoint_otdd, disjoint_sotdd):
+    print(f"     ({k1:2d}, {k2:2d})        {o:6.3f}    {s:.4f}")
+book.claim(
+    "disjoint-labels",
+    f"with disjoint label sets and different class counts, Spearman(s-OTDD, exact OTDD) >= 0.9 "
+    f"over {size.n_disjoint_pairs} pairs",
+    rho_disjoint,
+    paper="robust to variations in the number of classes; handles disjoint label sets",
+    holds=rho_disjoint >= 0.9,
+    note="fewer pairs, and pairs with few classes have noisier class moments",
+)
+
+# %% [markdown]
+# Over {glue:text}`n_disjoint_pairs` such pairs the rank correlation with exact OTDD is
+# {glue:text}`rho_disjoint:.3f`, which {glue:text}`disjoint_verdict` the 0.9 threshold of
+# section 1. s-OTDD runs on every pair without any label correspondence, and its ranking follows
+# OTDD's; whether it follows it as closely as in section 1 is what the threshold tests. These pairs
+# differ in *which* classes are present, not in label noise, so class geometry weighs more here;
+# we have not isolated the cause of the gap, and the last exercise asks for it.
+#
+# ## 5. How many projections are enough?
+#
+# s-OTDD is a Monte-Carlo average over projections: with $L$ independent projections the squared
+# distance has standard error $\sigma/\sqrt L$, where $\sigma$ is the spread of the per-projection
+# $W_2^2$. The cell below draws {glue:text}`L_ref` projections once for the first pair of section 1,
+# splits them into disjoint blocks of $L$ projections (independent estimates), and measures the
+# relative error of each block's estimate against the value from all of them.
+
+# %%
+book.glue("L_ref", size.L_ref)
+_, per_projection = sotdd(*pairs[0], n_projections=size.L_ref, seed=seed,
+                          return_per_projection=True)
+reference = np.sqrt(per_projection.mean())
+L_blocks = [L for L in (10, 30, 100, 300, 1000, 3000) if size.L_ref // L >= 8]
+rel_error = {}
+for L in L_blocks:
+    blocks = per_projection[: (size.L_ref // L) * L].reshape(-1, L)
+    rel_error[L] = float(np.sqrt(np.mean((np.sqrt(blocks.mean(1)) / reference - 1) ** 2)))
+mc_slope = float(np.polyfit(np.log(L_blocks), np.log(list(rel_error.values())), 1)[0])
+book.glue("mc_slope", mc_slope)
+book.glue("rel_error_1000", rel_error.get(1000, np.nan) * 100)
+
+fig, ax = book.figure(height=2.9)
+ax.loglog(L_blocks, list(rel_error.values()), "o-", label=f"measured (slope {mc_slope:.2f})")
+ax.loglog(L_blocks, rel_error[L_blocks[0]] * np.sqrt(L_blocks[0] / np.array(L_blocks)), ":",
+          color="grey", label=r"$\propto L^{-1/2}$")
+ax.set_xlabel("projections L")
+ax.set_ylabel("relative RMS error")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The error falls with slope {glue:text}`mc_slope:.2f` on log-log axes, the Monte-Carlo rate
+# $-1/2$. At $L = 1000$ a single estimate is within about {glue:text}`rel_error_1000:.1f` % of the
+# converged value. Ranks need less than values: section 1 shows the correlation with OTDD is
+# already high at 100 projections, because every pair shares the same error-free part, the
+# geometry of the projections.
+#
+# ## What differs from the paper, and why
+#
+# * **Data and scale.** Digits (8×8) instead of MNIST, CIFAR-10 or text embeddings; a few hundred
+#   points per dataset instead of thousands; {glue:text}`L_claim` projections for the headline
+#   check (the paper uses 10,000, and section 1 shows both).
+# * **Baselines.** Exact OTDD only. The paper also times OTDD with a Gaussian approximation, WTE and
+#   CHSW; they are not re-implemented here.
+# * **Downstream correlations** (transfer learning, data augmentation) are not reproduced: they need
+#   trained networks and data sets that do not ship offline. The exercise below sketches a small
+#   version.
+# * **Projections.** Linear projections only; the paper's convolutional projections for images are
+#   not needed for 64-pixel digits.
+#
+# ## Exercises
+#
+# ```{exercise} Where does the crossover move?
+# :label: ex-sotdd-crossover
+#
+# Re-run section 3 with `L_scale` 10 times larger. Predict first from the complexity
+# $O(Ln(d+\log n))$ how the s-OTDD line moves and where it meets exact OTDD.
+# ```
+#
+# ```{solution} ex-sotdd-crossover
+# :class: dropdown
+#
+# s-OTDD's time is proportional to $L$, so its line moves up by one decade with the same slope;
+# exact OTDD does not depend on $L$. The crossover moves to larger $n$ by a factor of about
+# $10^{1/(s_{\mathrm{OTDD}}-s_{\mathrm{s\text{-}OTDD}})}$, with $s$ the two fitted slopes.
+# ```
+#
+# ```{exercise} A transfer-learning proxy
+# :label: ex-sotdd-transfer
+#
+# Build "domains" from the digits (shifted, inverted, blurred, noisy). Train
+# `LogisticRegression` on the original digits, fine-tune (warm start) on 50 samples of each
+# domain and record the accuracy gain. Does it correlate with s-OTDD between source and domain?
+# ```
+#
+# ```{solution} ex-sotdd-transfer
+# :class: dropdown
+#
+# Compute `sotdd(X_source, y_source, X_domain, y_domain)` per domain and `stats.spearmanr` against
+# the accuracy gain. With five or six domains the correlation is noisy; the paper reports it over
+# many more pairs, with networks, so treat a small version as exploratory.
+# ```
+#
+# ```{exercise} Class imbalance
+# :label: ex-sotdd-imbalance
+#
+# Restrict section 1 to Dirichlet concentration 0.3 (strong imbalance) and then to 100 (nearly
+# balanced). Is the agreement with OTDD the same in both regimes? Why might rare classes, whose
+# moments are estimated from few points, matter?
+# ```
+#
+# ```{solution} ex-sotdd-imbalance
+# :class: dropdown
+#
+# The moment transform of a rare class averages $(\theta^\top x)^{\lambda}$ over a handful of
+# points, a noisy estimate for large $\lambda$; those points then sit at a noisy height. OTDD's
+# label-to-label Wasserstein distance is also estimated from few points but enters through a
+# full-dimensional OT problem. Expect the correlation to drop a little under strong imbalance.
+# ```
+#
+# ```{exercise} Where does the disagreement come from?
+# :label: ex-sotdd-disjoint
+#
+# In section 4, find the pairs that s-OTDD and OTDD rank most differently. Do they share a
+# pattern (few classes on one side, many on the other)? Re-run with `L_claim` ten times larger:
+# does the rank correlation change, i.e. is the gap Monte-Carlo noise or a property of the
+# projection?
+# ```
+#
+# ```{solution} ex-sotdd-disjoint
+# :class: dropdown
+#
+# Rank both lists with `stats.rankdata` and sort the pairs by the absolute rank difference, printing
+# `class_counts` beside them. If ten times more projections leave the correlation where it is, the
+# gap is not noise: the one-dimensional projections weigh class geometry differently from OTDD's
+# label-to-label Wasserstein distances.
+# ```
+
+# %%
+book.finish()

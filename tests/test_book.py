@@ -1,0 +1,145 @@
+"""The published book: a warning-free Jupyter Book build, then every page in a real browser.
+
+Chromium (Debian's, driven by Playwright; no browser download) opens every page from a loopback
+HTTP server with all other network traffic blocked, and checks that figures load, math is
+rendered by MathJax, nothing external is requested and the console has no errors.
+"""
+
+import functools
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from icml25.book import paths
+
+pytestmark = pytest.mark.slow
+CHROMIUM = "/usr/bin/chromium"
+HTML = paths.BUILD / "html"
+
+
+@pytest.fixture(scope="module")
+def build():
+    """Build the book the way the tests demand: nitpicky, warnings as errors, keep going."""
+    shutil.rmtree(paths.BUILD / ".doctrees", ignore_errors=True)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    done = subprocess.run(
+        [str(jb), "build", str(paths.ROOT), "-n", "-W", "--keep-going", "--builder", "html"],
+        capture_output=True, text=True, timeout=900,
+    )
+    return done
+
+
+def test_book_builds_without_warnings(build):
+    log = build.stdout + build.stderr
+    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert build.returncode == 0 and not warnings, "\n".join(warnings) or log[-3000:]
+
+
+def test_every_chapter_page_is_built(build):
+    for nb in paths.CHAPTERS.glob("*/*.ipynb"):
+        page = HTML / nb.relative_to(paths.ROOT).with_suffix(".html")
+        assert page.exists(), f"{page} was not built"
+    assert (HTML / "book" / "claims.html").exists()
+
+
+def test_edit_button_opens_the_py_source(build):
+    page = (HTML / "chapters" / "11-sotdd" / "method.html").read_text()
+    assert "chapters/11-sotdd/method.py" in page and "edit/main/chapters/11-sotdd/method.ipynb" not in page
+
+
+@pytest.fixture(scope="module")
+def server(build):
+    assert build.returncode == 0, "the book did not build"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(HTML))
+    handler.log_message = lambda *args: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+PAGES = ["index.html", "book/intro.html", "book/reexecute.html", "book/teaching.html",
+         "book/claims.html", "book/references.html"]
+
+
+def pages():
+    found = list(PAGES)
+    for chapter in sorted(paths.CHAPTERS.glob("[0-9][0-9]-*")):
+        rel = chapter.relative_to(paths.ROOT).as_posix()
+        found.append(f"{rel}/index.html")
+        found += [f"{rel}/{nb.stem}.html" for nb in sorted(chapter.glob("*.ipynb"))]
+    return found
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is installed by .ci/run")
+def test_every_page_renders_offline(server):
+    from playwright.sync_api import sync_playwright
+
+    problems = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        for page_path in pages():
+            page = browser.new_page()
+            external, errors = [], []
+
+            def route(request_route, external=external):
+                host = urlparse(request_route.request.url).hostname
+                if host in ("127.0.0.1", None) or request_route.request.url.startswith("data:"):
+                    request_route.continue_()
+                else:
+                    external.append(request_route.request.url)
+                    request_route.abort()
+
+            page.route("**/*", route)
+            page.on("console", lambda m, errors=errors: m.type == "error" and errors.append(m.text))
+            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+            response = page.goto(f"{server}/{page_path}", wait_until="load")
+            if response is None or response.status != 200:
+                problems.append(f"{page_path}: HTTP {response and response.status}")
+                page.close()
+                continue
+            if page.locator(".math").count():
+                try:
+                    page.wait_for_selector("mjx-container", timeout=15_000)
+                except Exception:
+                    problems.append(f"{page_path}: math present but not rendered by MathJax")
+            page.wait_for_load_state("networkidle")
+            broken = page.evaluate(
+                "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
+                ".map(i => i.src)"
+            )
+            problems += [f"{page_path}: image did not load: {src}" for src in broken]
+            problems += [f"{page_path}: external request: {url}" for url in external]
+            problems += [f"{page_path}: console error: {text}" for text in errors]
+            page.close()
+        browser.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is installed by .ci/run")
+def test_chapter_pages_show_figures_and_numbers(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
+        page.goto(f"{server}/chapters/11-sotdd/reproduction.html", wait_until="load")
+        assert page.locator("img").count() >= 4
+        text = page.inner_text("main")
+        assert "HOLDS" in text and "{glue" not in text
+        page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
+        assert page.locator("table").count() >= 1
+        browser.close()

@@ -1,0 +1,110 @@
+"""The runner end to end on a throw-away chapter, and the command line's refusals."""
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from icml25.book import notebooks, paths, runner
+
+GOOD = '''# %% [markdown]
+# # A tiny chapter
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+from icml25 import book
+run = book.setup(mode=mode, seed=seed, sizes={"quick": dict(n=2), "book": dict(n=3), "paper": dict(n=4)})
+
+# %% tags=["nbval-check-output"]
+book.claim("n", "n is at least 3", run.size.n, paper="3", holds=run.size.n >= 3)
+
+# %%
+book.finish()
+'''
+
+BAD = GOOD.replace('book.claim("n"', 'raise RuntimeError("boom"); book.claim("n"')
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RUNS", tmp_path / "_build" / "runs")
+    chapter = tmp_path / "chapters" / "99-tiny"
+    chapter.mkdir(parents=True)
+    (chapter / "method.py").write_text(GOOD)
+    return tmp_path
+
+
+def test_book_run_publishes_with_provenance_and_quick_run_does_not(tree):
+    [chapter] = notebooks.chapters(tree / "chapters")
+    [result] = runner.run([chapter], {}, progress=False, log=lambda *_: None)
+    assert result.ok and (result.claims_held, result.claims_total) == (1, 1)
+    published = chapter.path / "method.ipynb"
+    nb = nbformat.read(published, as_version=4)
+    record = nb.metadata["icml25"]
+    assert record["mode"] == "book" and record["overrides"] == {}
+    assert record["claims"][0]["measured"] == "3"
+    assert "papermill" not in nb.metadata
+    assert not any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
+    before = published.read_bytes()
+
+    [quick] = runner.run([chapter], {"mode": "quick"}, progress=False, log=lambda *_: None)
+    assert quick.ok and quick.output.endswith("99-tiny/method.quick.ipynb")
+    assert published.read_bytes() == before  # other modes never touch the committed notebook
+    [seeded] = runner.run([chapter], {"seed": 3}, progress=False, log=lambda *_: None)
+    assert seeded.output.endswith("99-tiny/method.book.seed=3.ipynb")
+    assert published.read_bytes() == before
+
+
+def test_a_failing_notebook_leaves_the_published_one_and_the_others_run(tree):
+    [chapter] = notebooks.chapters(tree / "chapters")
+    runner.run([chapter], {}, progress=False, log=lambda *_: None)
+    published = chapter.path / "method.ipynb"
+    before = published.read_bytes()
+    (chapter.path / "method.py").write_text(BAD)
+    (chapter.path / "other.py").write_text(GOOD)
+    results = runner.run([chapter], {}, progress=False, log=lambda *_: None)
+    assert [r.ok for r in results] == [False, True]
+    assert "method.py cell 4 of 5 (In [3])" in results[0].error and "RuntimeError: boom" in results[0].error
+    assert published.read_bytes() == before
+    assert (paths.RUNS / "failed" / "99-tiny" / "method.book.ipynb").exists()
+    assert "FAILED" in runner.summary(results)
+
+
+def test_overrides_are_validated_before_anything_runs(tree):
+    [chapter] = notebooks.chapters(tree / "chapters")
+    with pytest.raises(ValueError, match="unknown parameter 'sed'"):
+        runner.run([chapter], {"sed": 3}, progress=False)
+    assert not (chapter.path / "method.ipynb").exists()
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "icml25.book", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "11", "-p", "sed=3"], "unknown parameter 'sed'"),
+        (["run", "11", "-p", "mode=fast"], "must be one of quick, book, paper"),
+        (["run", "11", "-p", "seed=x"], "must be of type int"),
+        (["run", "nosuch"], "no chapter 'nosuch'; choices: 11-sotdd"),
+    ],
+)
+def test_cli_refuses_in_one_line(args, message):
+    done = cli(*args)
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_status_lists_every_notebook():
+    done = cli("status")
+    assert done.returncode == 0
+    for chapter in notebooks.chapters():
+        for py in chapter.notebooks:
+            assert f"| {chapter.name} | {py.stem}".replace(" ", "") in done.stdout.replace(" ", "")
