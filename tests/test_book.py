@@ -53,11 +53,15 @@ def test_edit_button_opens_the_py_source(build):
     assert "chapters/11-sotdd/method.py" in page and "edit/main/chapters/11-sotdd/method.ipynb" not in page
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
 @pytest.fixture(scope="module")
 def server(build):
     assert build.returncode == 0, "the book did not build"
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(HTML))
-    handler.log_message = lambda *args: None
+    handler = functools.partial(QuietHandler, directory=str(HTML))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()

@@ -23,7 +23,23 @@ def _point_edit_link_at_source(app, pagename, templatename, context, doctree):
     context["get_edit_provider_and_url"] = edit_provider_and_url
 
 
+def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+    """Keep the first of identical script tags (sphinx-thebe's settings are added twice, which
+    declares a ``const`` twice and raises a console error in the browser)."""
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        attributes = getattr(script, "attributes", {})
+        key = (getattr(script, "filename", None) or "", tuple(sorted(attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    if "script_files" in context:
+        context["script_files"][:] = unique
+
+
 def setup(app):
-    # After the theme's own handler (default priority 500) has put its function in the context.
-    app.connect("html-page-context", _point_edit_link_at_source, priority=900)
+    # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
+    # the context, and sphinx-book-theme's header buttons (501), which call it.
+    app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)
+    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
