@@ -25,7 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(PY) -m icml25.book run --stale --no-progress
+	$(PY) -m icml25.book run --stale
 	$(PY) -m icml25.book ledger
 	$(MAKE) --no-print-directory html
 
