@@ -164,3 +164,11 @@ def test_markdown_table_escapes_and_aligns():
     lines = table.splitlines()
     assert lines[0] == "| a         | b  |" and "x\\|y" in lines[2]
     assert len({len(line) for line in lines}) == 1
+
+
+def test_setup_seeds_torch_when_the_chapter_imported_it():
+    torch = pytest.importorskip("torch")
+    book.setup(mode="quick", seed=11, sizes=SIZES)
+    first = torch.rand(3)
+    book.setup(mode="quick", seed=11, sizes=SIZES)
+    assert torch.equal(first, torch.rand(3)) and torch.get_num_threads() == 1

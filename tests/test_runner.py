@@ -108,3 +108,11 @@ def test_cli_status_lists_every_notebook():
     for chapter in notebooks.chapters():
         for py in chapter.notebooks:
             assert f"| {chapter.name} | {py.stem}".replace(" ", "") in done.stdout.replace(" ", "")
+
+
+def test_an_explicit_book_mode_still_publishes_without_an_injected_cell(tree):
+    [chapter] = notebooks.chapters(tree / "chapters")
+    [result] = runner.run([chapter], {"mode": "book"}, progress=False, log=lambda *_: None)
+    nb = nbformat.read(chapter.path / "method.ipynb", as_version=4)
+    assert result.ok and notebooks.code_cells(nb) == notebooks.code_cells(
+        notebooks.read_source(chapter.path / "method.py"))

@@ -85,7 +85,8 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
             papermill.execute_notebook(
                 str(source_path),
                 str(out_path),
-                parameters=dict(overrides) or None,
+                # The publication run injects nothing: the committed notebook is the source's code.
+                parameters=None if publish else dict(overrides),
                 kernel_name="python3",
                 cwd=str(py.parent),
                 progress_bar=progress,
