@@ -1,0 +1,163 @@
+"""Forest completion MSTs: spanning trees always, bounds of the paper, exactness, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.cluster.hierarchy import fcluster, linkage
+from sklearn.metrics import adjusted_rand_score
+
+from icml25.metric_mst import (
+    DistanceOracle,
+    complete_forest,
+    cut_tree,
+    exact_mst,
+    forest_completion_mst,
+    k_center,
+    optimal_completion_weight,
+    overlap_gamma,
+)
+
+
+def is_spanning_tree(tree, n):
+    if tree.edges.shape != (n - 1, 2):
+        return False
+    parent = list(range(n))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in tree.edges:
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            return False  # a cycle
+        parent[ra] = rb
+    return len({find(i) for i in range(n)}) == 1
+
+
+points = st.tuples(st.integers(1, 60), st.integers(1, 4), st.integers(0, 10_000),
+                   st.sampled_from(["euclidean", "cityblock", "cosine"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(points, st.integers(1, 10))
+def test_always_a_spanning_tree_never_lighter_than_the_mst(spec, t):
+    n, d, seed, metric = spec
+    X = np.random.default_rng(seed).standard_normal((n, d)) + 0.1
+    t = min(t, n)
+    tree = forest_completion_mst(X, metric=metric, n_clusters=t, seed=seed)
+    exact = exact_mst(X, metric=metric)
+    assert is_spanning_tree(tree, n) and is_spanning_tree(exact, n)
+    assert tree.weight >= exact.weight - 1e-9 * max(1.0, exact.weight)
+    gamma = overlap_gamma(tree, exact)
+    assert tree.weight <= (2 * gamma + 1) * exact.weight + 1e-9  # the paper's bound
+
+
+@settings(max_examples=25, deadline=None)
+@given(points)
+def test_completion_is_within_2_62_of_the_optimal_completion(spec):
+    n, d, seed, metric = spec
+    X = np.random.default_rng(seed).standard_normal((n, d)) + 0.1
+    tree = forest_completion_mst(X, metric=metric, n_clusters=max(1, n // 5), seed=seed)
+    optimum = optimal_completion_weight(X, tree.components, metric=metric)
+    assert tree.completion_weight <= 2.62 * optimum + 1e-9
+
+
+def test_one_cluster_is_exact_and_so_is_implicit_prim():
+    X = np.random.default_rng(0).standard_normal((80, 3))
+    exact = exact_mst(X)
+    assert forest_completion_mst(X, n_clusters=1).weight == pytest.approx(exact.weight, rel=1e-12)
+    assert exact_mst(X, method="prim").weight == pytest.approx(exact.weight, rel=1e-12)
+    assert exact.evaluations == 80 * 79 // 2 == exact_mst(X, method="prim").evaluations
+
+
+def test_evaluations_are_counted_as_the_paper_counts_them():
+    n, t = 400, 20
+    X = np.random.default_rng(1).standard_normal((n, 5))
+    tree = forest_completion_mst(X, n_clusters=t, seed=0)
+    sizes = np.bincount(tree.components)
+    assert tree.evaluations == n * t + sum(s * (s - 1) // 2 for s in sizes) + n * t
+
+
+def test_k_center_is_a_farthest_first_traversal():
+    X = np.array([[0.0], [1.0], [10.0], [11.0], [5.0]])
+    assignment, centers = k_center(DistanceOracle(X), 3, seed=np.random.default_rng(0))
+    assert len(set(centers)) == 3
+    for i, x in enumerate(X):
+        assert assignment[i] == np.argmin(np.abs(X[centers, 0] - x[0]))
+
+
+def test_completion_connects_components_through_representatives():
+    X = np.array([[0.0, 0], [0, 1], [5, 0], [5, 1], [0, 10]])
+    components = np.array([0, 0, 1, 1, 2])
+    edges, weights = complete_forest(DistanceOracle(X), components)
+    assert len(edges) == 2 and sorted(weights) == [5.0, 9.0]
+
+
+def test_deterministic_for_a_seed():
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    a = forest_completion_mst(X, seed=3)
+    b = forest_completion_mst(X, seed=3)
+    np.testing.assert_array_equal(a.edges, b.edges)
+
+
+def test_duplicates_and_tiny_inputs():
+    X = np.repeat(np.random.default_rng(0).standard_normal((10, 2)), 3, axis=0)
+    for tree in (forest_completion_mst(X, seed=0), exact_mst(X)):
+        assert is_spanning_tree(tree, 30)
+    assert forest_completion_mst(X, seed=0).weight >= exact_mst(X).weight - 1e-12
+    one = forest_completion_mst(np.zeros((1, 3)))
+    assert one.edges.shape == (0, 2) and one.weight == 0
+    two = forest_completion_mst(np.array([[0.0], [3.0]]))
+    assert two.edges.tolist() in ([[0, 1]], [[1, 0]]) and two.weight == 3.0
+
+
+def test_strings_under_edit_distance_and_callables_agree():
+    words = ["kitten", "sitting", "mitten", "bitten", "sitter", "knitting", "kit", "fitting"]
+
+    def levenshtein(a, b):
+        prev = list(range(len(b) + 1))
+        for i, ca in enumerate(a, 1):
+            cur = [i]
+            for j, cb in enumerate(b, 1):
+                cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+            prev = cur
+        return prev[-1]
+
+    fast = exact_mst(words, metric="levenshtein")
+    slow = exact_mst(words, metric=levenshtein)
+    assert fast.weight == slow.weight
+    assert is_spanning_tree(forest_completion_mst(words, metric="levenshtein", seed=0), 8)
+
+
+def test_cut_of_the_exact_mst_is_single_linkage():
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.standard_normal((40, 2)) + c for c in ([0, 0], [8, 0], [0, 8])])
+    labels = cut_tree(exact_mst(X), 3)
+    reference = fcluster(linkage(X, "single"), 3, criterion="maxclust")
+    assert adjusted_rand_score(labels, reference) == 1.0
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: forest_completion_mst(np.zeros((0, 2))), "X is empty"),
+        (lambda: forest_completion_mst(np.zeros(5)), "2-D array"),
+        (lambda: forest_completion_mst([[0, np.nan], [1, 1]]), "NaN"),
+        (lambda: forest_completion_mst(np.zeros((5, 2)), metric="nope"), "unknown metric 'nope'"),
+        (lambda: forest_completion_mst(np.zeros((5, 2)), n_clusters=9), "between 1 and n = 5"),
+        (lambda: forest_completion_mst(np.zeros((5, 2)), components=[0, 1]), "one label per point"),
+        (lambda: exact_mst(["a", 1], metric="levenshtein"), "sequence of strings"),
+        (lambda: exact_mst([1, 2, 3], metric=lambda a, b: math.nan), "metric returned nan"),
+        (lambda: exact_mst(np.zeros((3, 2)), method="kruskal"), "'scipy' or 'prim'"),
+        (lambda: exact_mst(np.zeros((3, 2)), metric=3), "string or a callable"),
+    ],
+)
+def test_bad_input_raises_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
