@@ -40,8 +40,10 @@ def is_spanning_tree(tree, n):
     return len({find(i) for i in range(n)}) == 1
 
 
+# True metrics only: the paper's guarantees need the triangle inequality, which cosine
+# "distance" violates (hypothesis finds completions above 2.62 times the optimum with it).
 points = st.tuples(st.integers(1, 60), st.integers(1, 4), st.integers(0, 10_000),
-                   st.sampled_from(["euclidean", "cityblock", "cosine"]))
+                   st.sampled_from(["euclidean", "cityblock", "chebyshev"]))
 
 
 @settings(max_examples=40, deadline=None)
@@ -66,6 +68,12 @@ def test_completion_is_within_2_62_of_the_optimal_completion(spec):
     tree = forest_completion_mst(X, metric=metric, n_clusters=max(1, n // 5), seed=seed)
     optimum = optimal_completion_weight(X, tree.components, metric=metric)
     assert tree.completion_weight <= 2.62 * optimum + 1e-9
+
+
+def test_spanning_tree_with_a_non_metric_dissimilarity():
+    X = np.random.default_rng(0).standard_normal((50, 3))
+    tree = forest_completion_mst(X, metric="cosine", seed=0)
+    assert is_spanning_tree(tree, 50) and tree.weight >= exact_mst(X, metric="cosine").weight
 
 
 def test_one_cluster_is_exact_and_so_is_implicit_prim():
