@@ -16,6 +16,7 @@ from icml25.metric_mst import (
     exact_mst,
     forest_completion_mst,
     k_center,
+    mfc_ratio,
     optimal_completion_weight,
     overlap_gamma,
 )
@@ -62,12 +63,25 @@ def test_always_a_spanning_tree_never_lighter_than_the_mst(spec, t):
 
 @settings(max_examples=25, deadline=None)
 @given(points)
-def test_completion_is_within_2_62_of_the_optimal_completion(spec):
+def test_forest_completion_is_within_2_62_of_the_optimal_completion(spec):
     n, d, seed, metric = spec
-    X = np.random.default_rng(seed).standard_normal((n, d)) + 0.1
-    tree = forest_completion_mst(X, metric=metric, n_clusters=max(1, n // 5), seed=seed)
-    optimum = optimal_completion_weight(X, tree.components, metric=metric)
-    assert tree.completion_weight <= 2.62 * optimum + 1e-9
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) + 0.1
+    for parts in (None, rng.integers(0, max(1, n // 5), n)):  # k-center and random forests
+        tree = forest_completion_mst(X, metric=metric, n_clusters=max(1, n // 5), seed=seed,
+                                     components=parts)
+        assert mfc_ratio(tree, X, metric=metric) <= 2.62 + 1e-9
+        optimum = tree.forest_weight + optimal_completion_weight(X, tree.components, metric=metric)
+        assert tree.weight >= optimum - 1e-9
+
+
+def test_the_completion_alone_has_no_constant_factor():
+    """Representatives far from the closest pair: w(E) / w(E*) is large, the total ratio is not."""
+    X = np.array([[0.0, 0.0], [10.0, 0.0], [20.0, 0.0], [10.0, 0.1]])
+    tree = forest_completion_mst(X, components=[0, 0, 1, 1])
+    optimal = optimal_completion_weight(X, tree.components)
+    assert tree.completion_weight / optimal > 50
+    assert mfc_ratio(tree, X) < 2.62
 
 
 def test_spanning_tree_with_a_non_metric_dissimilarity():

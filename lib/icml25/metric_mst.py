@@ -11,8 +11,9 @@ An exact MST of :math:`n` points in an arbitrary metric space needs all
    MFC-Approx picks one representative :math:`r_i` per component and, for every pair of
    components, the lightest edge among
    :math:`\{(r_i, v): v\in C_j\}\cup\{(u, r_j): u\in C_i\}` (:math:`n t` distances in all), then an
-   MST of the :math:`t`-node graph of these candidates.  It is a 2.62-approximation of MFC
-   (the paper's Theorem; :math:`2.62\approx(3+\sqrt5)/2`).
+   MST of the :math:`t`-node graph of these candidates.  It is a 2.62-approximation of MFC,
+   whose objective is the weight of the whole tree :math:`F\cup E` (the paper's theorem;
+   :math:`2.62\approx(3+\sqrt5)/2`).
 
 **Learning-augmented guarantee.** If the forest overlaps an optimal MST :math:`M^*`, the tree is a
 :math:`(2\gamma+1)`-approximation of the MST, where
@@ -48,7 +49,10 @@ __all__ = [
     "implicit_prim_mst",
     "overlap_gamma",
     "optimal_completion_weight",
+    "mfc_ratio",
     "cut_tree",
+    "gaussian_mixture",
+    "string_families",
 ]
 
 
@@ -192,6 +196,11 @@ class SpanningTree:
     @property
     def weight(self) -> float:
         return float(self.weights.sum())
+
+    @property
+    def forest_weight(self) -> float:
+        """Weight of the initial forest's edges."""
+        return float(self.weights[: self.n_forest_edges].sum())
 
     @property
     def completion_weight(self) -> float:
@@ -425,7 +434,7 @@ def overlap_gamma(tree: SpanningTree, optimal: SpanningTree) -> float:
     comp = tree.components
     inside = comp[optimal.edges[:, 0]] == comp[optimal.edges[:, 1]]
     denominator = optimal.weights[inside].sum()
-    forest_weight = tree.weights[: tree.n_forest_edges].sum()
+    forest_weight = tree.forest_weight
     if denominator == 0:
         return 1.0 if forest_weight == 0 else math.inf
     return float(forest_weight / denominator)
@@ -449,6 +458,21 @@ def optimal_completion_weight(X, components, *, metric: str | Callable = "euclid
     return float(mst_of_dense(W)[1].sum())
 
 
+def mfc_ratio(tree: SpanningTree, X, *, metric: str | Callable = "euclidean") -> float:
+    r"""The ratio that the paper's 2.62 guarantee bounds: :math:`w(F\cup E)/w(F\cup E^*)`.
+
+    MFC's objective is the weight of the whole spanning tree, the given forest included;
+    :math:`E^*` is an optimal completion (:func:`optimal_completion_weight`).  The completion edges
+    alone admit no constant factor: two components whose representatives sit far from their
+    closest pair make :math:`w(E)/w(E^*)` arbitrarily large, while the forest's own edges pay for
+    that detour in the total.
+    """
+    if tree.components is None:
+        raise ValueError("mfc_ratio needs a forest-completion tree (with components)")
+    optimum = tree.forest_weight + optimal_completion_weight(X, tree.components, metric=metric)
+    return tree.weight / optimum if optimum > 0 else 1.0
+
+
 def cut_tree(tree: SpanningTree, n_clusters: int) -> np.ndarray:
     """Single-linkage flat clustering from a spanning tree: drop its ``n_clusters - 1`` heaviest edges.
 
@@ -463,3 +487,35 @@ def cut_tree(tree: SpanningTree, n_clusters: int) -> np.ndarray:
     e = tree.edges[keep]
     graph = coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(tree.n, tree.n))
     return connected_components(graph, directed=False)[1]
+
+
+# --------------------------------------------------------------------------- data of the chapter
+
+
+def gaussian_mixture(n: int, d: int, k: int, rng) -> np.ndarray:
+    """The paper's synthetic data: ``k`` Gaussians in R^d, means ~ U(-5, 5)^d, scales ~ U(0.5, 0.8)."""
+    rng = _rng(rng)
+    means = rng.uniform(-5, 5, (k, d))
+    scales = rng.uniform(0.5, 0.8, k)
+    label = rng.integers(0, k, n)
+    return means[label] + scales[label, None] * rng.standard_normal((n, d))
+
+
+def string_families(n: int, n_families: int, rng, *, alphabet: str = "abcdefghij") -> list[str]:
+    """``n`` strings in ``n_families`` families: random base words, each member 0-3 random edits away."""
+    rng = _rng(rng)
+    letters = np.array(list(alphabet))
+    bases = ["".join(rng.choice(letters, rng.integers(8, 15))) for _ in range(n_families)]
+    words = []
+    for family in rng.integers(0, n_families, n):
+        word = list(bases[family])
+        for _ in range(rng.integers(0, 4)):
+            kind, pos = rng.integers(0, 3), rng.integers(0, len(word) + 1)
+            if kind == 0 or len(word) < 2:  # insertion
+                word.insert(pos, rng.choice(letters))
+            elif kind == 1:  # deletion
+                del word[min(pos, len(word) - 1)]
+            else:  # substitution
+                word[min(pos, len(word) - 1)] = rng.choice(letters)
+        words.append("".join(word))
+    return words

@@ -1,0 +1,447 @@
+# %% [markdown]
+# # Reproduction: quality, overlap, cost, clustering
+#
+# > In practice, we find nearly optimal spanning trees for a wide range of metrics, while being
+# > orders of magnitude faster than exact algorithms. (Veldt et al., 2025, abstract)
+#
+# The paper's experiments run its C++ code on 20,000 to 40,000 points. Here: a few thousand points
+# on two cores, the same algorithm in numpy (`icml25.metric_mst`), and four kinds of data: the
+# paper's Gaussian mixtures (Euclidean), scikit-learn's digits under cosine and Manhattan
+# distances, and synthetic strings under edit distance. The reference is the exact MST from all
+# $\binom n2$ distances: implicit Prim, the paper's exact baseline, and SciPy's
+# `minimum_spanning_tree` on the dense matrix, the peer library. For low-dimensional Euclidean data
+# a specialised exact algorithm, mlpack's dual-tree Borůvka EMST {cite}`march2010emst`, joins the
+# comparison.
+#
+# The headline cost is the **number of distance evaluations**, which does not depend on the
+# machine; wall times are reported as ratios and slopes.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import mlpack
+import numpy as np
+from scipy import stats
+from scipy.cluster.hierarchy import fcluster, linkage
+from sklearn.datasets import load_digits
+from sklearn.metrics import adjusted_rand_score
+
+from icml25 import book
+from icml25.metric_mst import (
+    cut_tree,
+    exact_mst,
+    forest_completion_mst,
+    gaussian_mixture,
+    mfc_ratio,
+    overlap_gamma,
+    string_families,
+)
+
+SIZES = {
+    "quick": dict(
+        n_blobs=1000, n_strings=600, n_digits=600,                      # 1. quality
+        n_sweep=600, sweep=(0.0, 0.2, 0.5, 1.0),                         # 2. overlap
+        n_grid=(250, 500, 1000, 2000), n_scipy_max=1000, repeats=1,      # 3. cost
+    ),
+    "book": dict(
+        n_blobs=4000, n_strings=2000, n_digits=1797,
+        n_sweep=2000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
+        n_grid=(500, 1000, 2000, 4000, 8000, 16000), n_scipy_max=2000, repeats=3,
+    ),
+    "paper": dict(
+        n_blobs=20000, n_strings=20000, n_digits=1797,
+        n_sweep=10000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
+        n_grid=(1000, 2000, 4000, 8000, 16000, 32000), n_scipy_max=4000, repeats=3,
+    ),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+
+
+def seconds(fn, repeats):
+    """Median wall time of up to `repeats` runs (a single run when one takes over 2 s) and the result."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+        if times[-1] > 2.0:
+            break
+    return float(np.median(times)), out
+
+
+# %% [markdown]
+# ## 1. Near-optimal trees across metrics
+#
+# For every data set: MFC with a k-center forest of $t=\lceil\sqrt n\rceil$ clusters, against the
+# exact MST. The columns are the weight ratio, the share of the $\binom n2$ distances that MFC
+# evaluated, the overlap measure $\gamma$ with its bound $2\gamma+1$, and the tree's weight over
+# that of the *best* completion of the same forest, $w(F\cup E)/w(F\cup E^*)$, which the paper
+# bounds by 2.62. The last row is
+# the adversarial case: a forest from a random partition, which overlaps the optimal tree poorly.
+#
+# Cosine distance is not a metric (it breaks the triangle inequality), so the paper's guarantees do
+# not cover it; it is in the table because the paper's claim of near-optimality is empirical and
+# "a wide range of metrics" is what a user will try.
+
+# %%
+digits = load_digits().data[: size.n_digits]
+blobs = gaussian_mixture(size.n_blobs, 32, 20, np.random.default_rng([seed, 1]))
+strings = string_families(size.n_strings, size.n_strings // 30, np.random.default_rng([seed, 2]))
+cases = [
+    ("Gaussian mixture, d=32", blobs, "euclidean", True, None),
+    ("digits, Manhattan", digits, "cityblock", True, None),
+    ("digits, cosine (not a metric)", digits, "cosine", False, None),
+    ("strings, edit distance", strings, "levenshtein", True, None),
+    ("Gaussian mixture, random forest", blobs, "euclidean", True,
+     np.random.default_rng([seed, 3]).integers(0, int(np.ceil(np.sqrt(size.n_blobs))), size.n_blobs)),
+]
+rows, timing_rows = [], []
+for name, X, metric, is_metric, parts in cases:
+    n = len(X)
+    t_mfc, tree = seconds(
+        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts), 1)
+    t_exact, exact = seconds(lambda: exact_mst(X, metric=metric, method="prim"), 1)
+    gamma = overlap_gamma(tree, exact)
+    rows.append(dict(
+        name=name, n=n, metric=is_metric, ratio=tree.weight / exact.weight,
+        share=tree.evaluations / (n * (n - 1) / 2), gamma=gamma,
+        completion=mfc_ratio(tree, X, metric=metric), random=parts is not None,
+    ))
+    timing_rows.append((name, t_exact / t_mfc))
+
+# %% tags=["nbval-check-output"]
+print(f"{'data set':34s} {'n':>6s} {'weight/MST':>10s} {'evaluated':>9s} {'gamma':>6s} "
+      f"{'2g+1':>6s} {'MFC/best MFC':>14s}")
+for r in rows:
+    print(f"{r['name']:34s} {r['n']:6d} {r['ratio']:10.3f} {r['share']:9.1%} {r['gamma']:6.2f} "
+          f"{2 * r['gamma'] + 1:6.2f} {r['completion']:14.3f}")
+
+# %%
+print("wall time, exact implicit Prim / MFC (noisy, machine-dependent):")
+for name, speedup in timing_rows:
+    print(f"  {name:34s} {speedup:6.1f}x")
+
+# %% [markdown]
+# The paper's tables report weight ratios between 1.005 and 1.147 across its real data sets
+# (FashionMNIST, Jaccard on recipes and baskets, Hamming on gene sequences, edit distance on names)
+# for $t$ from 16 to 256 clusters. The threshold of the first claim is that worst figure, 1.15,
+# applied to every k-center run. The bounds are the paper's theorems, checked on every run under a
+# true metric.
+
+# %% tags=["nbval-check-output"]
+kcenter = [r for r in rows if not r["random"]]
+metric_rows = [r for r in rows if r["metric"]]
+worst = max(r["ratio"] for r in kcenter)
+book.glue("worst_ratio", worst)
+book.claim(
+    "near-optimal",
+    f"with k-center forests, weight <= 1.15 x exact MST on all {len(kcenter)} data sets",
+    worst,
+    digits=4,
+    paper="1.005 to 1.147 across six real data sets (n = 30k to 40k)",
+    holds=worst <= 1.15,
+    note="ours: the worst ratio",
+)
+worst_completion = max(r["completion"] for r in metric_rows)
+book.claim(
+    "mfc-2.62",
+    "forest + completion weighs at most 2.62 x forest + optimal completion (every run under a metric)",
+    worst_completion,
+    paper="MFC-Approx is a 2.62-approximation of metric forest completion (theorem)",
+    holds=worst_completion <= 2.62,
+    note="ours: the worst ratio",
+)
+slack = min(2 * r["gamma"] + 1 - r["ratio"] for r in metric_rows)
+book.claim(
+    "gamma-bound",
+    "weight <= (2 gamma + 1) x exact MST on every run under a metric",
+    slack,
+    paper="a (2 gamma + 1)-approximation when the forest overlaps an optimal MST (theorem)",
+    holds=slack >= 0,
+    note="ours: the smallest margin 2 gamma + 1 - ratio",
+)
+
+# %% [markdown]
+# The worst k-center ratio is {glue:text}`worst_ratio:.3f`. The random forest shows why the
+# guarantee is stated through $\gamma$: its tree is far from optimal, and its $\gamma$ says so.
+#
+# ## 2. Quality follows the overlap
+#
+# To see the learning-augmented result at work, start from the k-center forest of a Gaussian
+# mixture and reassign a growing fraction of the points to random clusters before building the
+# forest. As the forest drifts away from the optimal tree, $\gamma$ grows, and the paper predicts
+# that the tree's quality degrades with it, within $2\gamma+1$.
+
+# %%
+X_sweep = gaussian_mixture(size.n_sweep, 32, 20, np.random.default_rng([seed, 4]))
+exact_sweep = exact_mst(X_sweep, method="prim")
+base = forest_completion_mst(X_sweep, seed=seed).components
+sweep = []
+for fraction in size.sweep:
+    rng = np.random.default_rng([seed, 5, int(fraction * 1000)])
+    parts = base.copy()
+    moved = rng.random(len(parts)) < fraction
+    parts[moved] = rng.integers(0, base.max() + 1, moved.sum())
+    tree = forest_completion_mst(X_sweep, components=parts)
+    sweep.append((fraction, overlap_gamma(tree, exact_sweep), tree.weight / exact_sweep.weight))
+sweep = np.array(sweep)
+
+# %% tags=["nbval-check-output"]
+print("moved   gamma   weight/MST   bound 2g+1")
+for fraction, gamma, ratio in sweep:
+    print(f"{fraction:5.2f}  {gamma:6.2f}   {ratio:9.3f}   {2 * gamma + 1:9.2f}")
+rho = stats.spearmanr(sweep[:, 1], sweep[:, 2]).statistic
+book.claim(
+    "follows-gamma",
+    "tree quality follows the overlap measure: Spearman(gamma, weight ratio) >= 0.8 over the sweep",
+    rho,
+    paper="approximation factor (2 gamma + 1) depends on the forest's overlap with an optimal MST",
+    holds=rho >= 0.8,
+)
+
+# %%
+fig, ax = book.figure(height=3.2)
+ax.plot(sweep[:, 1], sweep[:, 2], "o-", label="measured weight / MST")
+g = np.linspace(1, sweep[:, 1].max(), 50)
+ax.plot(g, 2 * g + 1, ":", color="grey", label=r"bound $2\gamma+1$")
+for fraction, gamma, ratio in sweep:
+    ax.annotate(f"{fraction:.0%}", (gamma, ratio), textcoords="offset points", xytext=(4, -10),
+                fontsize=8)
+ax.set_xlabel(r"overlap measure $\gamma$ (labels: share of points moved)")
+ax.set_ylabel("weight / exact MST")
+ax.set_yscale("log")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The bound is loose, as worst-case bounds are: the measured ratio grows far more slowly than
+# $2\gamma+1$. What matters for a user is the monotone relation: a forest that agrees with the
+# optimal tree gives a nearly optimal tree.
+#
+# ## 3. Cost as $n$ grows
+#
+# Gaussian mixtures in 32 dimensions. MFC ($t=\lceil\sqrt n\rceil$) against exact implicit Prim and
+# SciPy's dense MST (only up to {glue:text}`n_scipy_max` points: it stores all $n^2$ distances).
+# The evaluation counts are exact; the times are medians of up to {glue:text}`repeats` runs.
+
+# %%
+book.glue("n_scipy_max", size.n_scipy_max)
+book.glue("repeats", size.repeats)
+X_cost = gaussian_mixture(max(size.n_grid), 32, 20, np.random.default_rng([seed, 6]))
+cost = {"MFC": {}, "exact (implicit Prim)": {}, "exact (SciPy, dense)": {}}
+evaluations = {}
+for n in size.n_grid:
+    X = X_cost[:n]
+    cost["MFC"][n], tree = seconds(lambda: forest_completion_mst(X, seed=seed), size.repeats)
+    cost["exact (implicit Prim)"][n], exact = seconds(lambda: exact_mst(X, method="prim"),
+                                                      size.repeats)
+    if n <= size.n_scipy_max:
+        cost["exact (SciPy, dense)"][n], _ = seconds(lambda: exact_mst(X), size.repeats)
+    evaluations[n] = (tree.evaluations, exact.evaluations, tree.weight / exact.weight)
+
+
+def loglog_slope(xs, ys):
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+ns = np.array(size.n_grid)
+eval_slope = loglog_slope(ns, [evaluations[n][0] for n in ns])
+time_slopes = {m: loglog_slope(sorted(c), [c[n] for n in sorted(c)]) for m, c in cost.items()}
+faster = [n for n in ns if cost["MFC"][n] < cost["exact (implicit Prim)"][n]]
+crossover = next((n for i, n in enumerate(ns) if all(m in faster for m in ns[i:])), None)
+speedup_max = cost["exact (implicit Prim)"][ns[-1]] / cost["MFC"][ns[-1]]
+
+# %% tags=["nbval-check-output"]
+print("     n   MFC evaluations   share of C(n,2)   weight/MST")
+for n in ns:
+    mfc, full, ratio = evaluations[n]
+    print(f"{n:6d}   {mfc:15d}   {mfc / full:15.1%}   {ratio:10.3f}")
+print(f"log-log slope of MFC's evaluation count: {eval_slope:.2f} (exact: 2)")
+
+# %%
+fig, axes = book.figure(2, height=3.2)
+axes[0].loglog(ns, [evaluations[n][0] for n in ns], "o-", label=f"MFC (slope {eval_slope:.2f})")
+axes[0].loglog(ns, [evaluations[n][1] for n in ns], "s-", label="exact (slope 2)")
+axes[0].set_xlabel("n")
+axes[0].set_ylabel("distance evaluations")
+axes[0].legend()
+for (method, c), marker in zip(cost.items(), "osd"):
+    m_ns = sorted(c)
+    axes[1].loglog(m_ns, [c[n] for n in m_ns], marker + "-",
+                   label=f"{method} (slope {time_slopes[method]:.2f})")
+axes[1].set_xlabel("n")
+axes[1].set_ylabel("seconds")
+axes[1].legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# The timing claims below are read from this run's slopes and ratios; their cell is not compared
+# when the tests re-execute the notebook, since times depend on the machine.
+
+# %%
+book.glue("eval_slope", eval_slope)
+book.glue("speedup_max", speedup_max)
+book.glue("n_max", int(ns[-1]))
+if crossover is None:
+    crossover_text = "exact Prim stays faster up to the largest size measured"
+elif crossover == ns[0]:
+    crossover_text = f"MFC is faster than exact Prim at every size measured, from n = {crossover}"
+else:
+    crossover_text = f"MFC becomes faster than exact Prim from n = {crossover} on (the crossover)"
+book.glue("crossover_text", crossover_text)
+book.claim(
+    "subquadratic",
+    "MFC's distance evaluations grow subquadratically: log-log slope <= 1.75 "
+    "(balanced clusters give 1.5, exact MST 2)",
+    eval_slope,
+    paper="subquadratic: O(n t + sum |C_i|^2) evaluations",
+    holds=eval_slope <= 1.75,
+)
+book.claim(
+    "faster",
+    "MFC is faster than exact implicit Prim beyond a crossover inside the measured range",
+    speedup_max,
+    paper="orders of magnitude faster than exact algorithms (archived runs: 1x to 16x at n = 30k)",
+    holds=crossover is not None,
+    note=f"ours: exact Prim time / MFC time at n = {ns[-1]}",
+)
+
+# %% [markdown]
+# The evaluation count grows with slope {glue:text}`eval_slope:.2f`. In wall time,
+# {glue:text}`crossover_text`, and it is {glue:text}`speedup_max:.1f` times faster at
+# $n=$ {glue:text}`n_max`. Not claimed: "orders of magnitude". Implicit Prim in numpy is itself
+# vectorised over each row, and the paper's own archived runs show speed-ups of 1 to 16 times at
+# 30,000 points.
+#
+# ### A specialised exact algorithm in low dimension
+#
+# In two dimensions, exact Euclidean MSTs need nothing like $n^2$ work: space-partitioning trees
+# prune almost all pairs. mlpack's dual-tree Borůvka EMST is exact and uses that structure; MFC
+# does not, because it is built for arbitrary metrics.
+
+# %%
+X_plane = gaussian_mixture(max(size.n_grid), 2, 20, np.random.default_rng([seed, 7]))
+plane = {"MFC": {}, "exact (implicit Prim)": {}, "mlpack EMST (exact)": {}}
+plane_weights = {}
+for n in size.n_grid:
+    X = X_plane[:n]
+    plane["MFC"][n], tree = seconds(lambda: forest_completion_mst(X, seed=seed), size.repeats)
+    plane["exact (implicit Prim)"][n], exact = seconds(lambda: exact_mst(X, method="prim"),
+                                                       size.repeats)
+    plane["mlpack EMST (exact)"][n], emst = seconds(lambda: mlpack.emst(input_=X)["output"],
+                                                    size.repeats)
+    plane_weights[n] = (exact.weight, emst[:, 2].sum(), tree.weight)
+
+# %% tags=["nbval-check-output"]
+agree = all(abs(w_prim - w_mlpack) <= 1e-6 * w_prim for w_prim, w_mlpack, _ in plane_weights.values())
+print(f"mlpack's EMST weight equals the exact MST weight at every n: {agree}")
+
+# %%
+fig, ax = book.figure(height=3.0)
+for (method, c), marker in zip(plane.items(), "osd"):
+    ax.loglog(sorted(c), [c[n] for n in sorted(c)], marker + "-", label=method)
+ax.set_xlabel("n (2-D Gaussian mixture)")
+ax.set_ylabel("seconds")
+ax.legend()
+plt.show()
+plane_ratio = plane["MFC"][ns[-1]] / plane["mlpack EMST (exact)"][ns[-1]]
+book.glue("plane_ratio", plane_ratio)
+
+# %% [markdown]
+# At $n=$ {glue:text}`n_max` in the plane, MFC takes {glue:text}`plane_ratio:.1f` times as long as
+# mlpack's exact EMST. For low-dimensional vectors, use a specialised exact algorithm; MFC's
+# domain is the one the paper names: metrics where no such structure is available.
+#
+# ## 4. Use: single-linkage clustering from the approximate tree
+#
+# Cutting the $k-1$ heaviest edges of an MST gives the single-linkage clustering into $k$ clusters.
+# How close is the clustering from the approximate tree to SciPy's exact single linkage? The
+# adjusted Rand index (ARI) is 1 for identical partitions.
+
+# %%
+X_link = gaussian_mixture(size.n_sweep, 32, 8, np.random.default_rng([seed, 8]))
+tree_link = forest_completion_mst(X_link, seed=seed)
+scipy_link = linkage(X_link, method="single")
+aris = {}
+for k in (2, 4, 8, 16):
+    aris[k] = adjusted_rand_score(cut_tree(tree_link, k), fcluster(scipy_link, k, "maxclust"))
+
+# %% tags=["nbval-check-output"]
+for k, ari in aris.items():
+    print(f"k = {k:2d} clusters: ARI(MFC single linkage, SciPy single linkage) = {ari:.3f}")
+
+# %% [markdown]
+# Single linkage cuts the *heaviest* edges, exactly where an approximate tree differs from the
+# optimum (completion edges can be longer than the optimal inter-cluster edges), so a small weight
+# excess can move a cut; the table shows by how much on this data.
+#
+# ## What differs from the paper, and why
+#
+# * **Scale and language.** $n$ up to {glue:text}`n_max` instead of 20,000 to 40,000, and numpy
+#   instead of C++. Exact implicit Prim in numpy is vectorised over each row, so the speed-ups are
+#   smaller than a scalar loop would suggest; the evaluation counts do not depend on any of this.
+# * **Data.** The paper's real data sets (FashionMNIST, recipes, baskets, gene sequences, US names)
+#   are not available offline; digits and synthetic strings stand in.
+# * **Clusters.** $t = \lceil\sqrt n\rceil$ throughout, where the paper sweeps $t$ from 16 to 256.
+#
+# ## Exercises
+#
+# ```{exercise} Sweeping the number of clusters
+# :label: ex-mst-sweep-t
+#
+# For the Gaussian mixture of section 1, sweep $t$ over $\{4, 16, 64, 256\}$ and plot the weight
+# ratio and the evaluated share against $t$. Which trade-off do you see, and why does a larger $t$
+# make the tree worse?
+# ```
+#
+# ```{solution} ex-mst-sweep-t
+# :class: dropdown
+#
+# More clusters mean smaller exact MSTs (fewer evaluations inside clusters) but more completion
+# edges chosen through representatives only, each possibly longer than the optimal connection; so
+# the ratio rises with $t$, as in the paper's tables, while the evaluations first fall then rise
+# ($2nt$ dominates).
+# ```
+#
+# ```{exercise} A kNN forest
+# :label: ex-mst-knn
+#
+# Replace k-center by another heuristic: the connected components of a $k$-nearest-neighbour
+# graph (`sklearn.neighbors.kneighbors_graph` with small $k$). Pass its component labels as
+# `components=`. How do $\gamma$ and the weight ratio compare with k-center's?
+# ```
+#
+# ```{solution} ex-mst-knn
+# :class: dropdown
+#
+# Label the points with `scipy.sparse.csgraph.connected_components` of the kNN graph. Its components
+# follow dense regions, so the MSTs inside them are close to the optimal tree's restriction
+# ($\gamma$ near 1). Note the kNN graph itself costs distance evaluations (all of them, done naively):
+# a fair comparison counts them.
+# ```
+#
+# ```{exercise} Where does the 2.62 come from?
+# :label: ex-mst-phi
+#
+# $2.62 \approx (3+\sqrt5)/2 = \varphi^2$, the square of the golden ratio. Compute the worst
+# completion ratio you can find with the test suite's hypothesis strategy on random small metrics,
+# e.g. points on a line under $|x-y|$. How close to 2.62 do you get?
+# ```
+#
+# ```{solution} ex-mst-phi
+# :class: dropdown
+#
+# Random instances stay well below the bound, as the completion ratios of section 1 do. A worst
+# case needs an adversarial construction: representatives at the far ends of their components, so
+# that every candidate edge through a representative is much longer than the closest pair. The
+# chapter does not test whether 2.62 is tight.
+# ```
+
+# %%
+book.finish()
