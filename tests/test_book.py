@@ -116,7 +116,9 @@ def test_every_page_renders_offline(server):
                 continue
             if page.locator(".math").count():
                 try:
-                    page.wait_for_selector("mjx-container", timeout=15_000)
+                    page.wait_for_function(  # every math element typeset by MathJax
+                        "Array.from(document.querySelectorAll('.math'))"
+                        ".every(e => e.querySelector('mjx-container'))", timeout=30_000)
                 except Exception:
                     problems.append(f"{page_path}: math present but not rendered by MathJax")
             page.wait_for_load_state("networkidle")
