@@ -1,0 +1,331 @@
+# %% [markdown]
+# # Reproduction: size, power, and causal discovery
+#
+# > Empirical results across various datasets show that our method consistently outperforms
+# > existing ones. (Sun et al., 2025, abstract)
+#
+# Four tests on the same simulated data sets, in the same run:
+#
+# * **DCT-GMM**, the paper's test (`icml25.dct_gmm.ci_test`, phase one as in the official code);
+# * **DCT**, the binarisation-based test it improves on {cite}`sun2025dct`: binarise at the mean,
+#   one bridge equation per pair (our `dct_test`, the binary case of the same estimator);
+# * **Fisher-z on the codes**, what a naive user runs (causal-learn's `fisherz`);
+# * **Fisher-z on the latent values**, an oracle that real data never allows.
+#
+# Data: latent linear-Gaussian structural equations, standardised, each variable cut into 2 to 5
+# categories at random quantiles between 10% and 90%. Edge weights have magnitudes uniform on
+# [0.3, 0.8] and random signs.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm, imported by causal-learn
+from causallearn.utils.cit import CIT  # noqa: E402
+from causallearn.utils.PCUtils.SkeletonDiscovery import skeleton_discovery
+from scipy import stats
+
+from icml25 import book
+from icml25.dct_gmm import LatentCI, ci_test, dct_test, fisher_z_test, random_dag_weights, simulate
+
+SIZES = {
+    "quick": dict(ns=(200, 1000), null_reps=60, power_ns=(200, 1000), power_reps=30,
+                  strengths=(0.2, 0.4), pc_reps=3, pc_n=500),
+    "book": dict(ns=(200, 500, 1000), null_reps=300, power_ns=(200, 500, 1000), power_reps=100,
+                 strengths=(0.1, 0.2, 0.3, 0.4), pc_reps=10, pc_n=1000),
+    "paper": dict(ns=(200, 500, 1000, 2000), null_reps=2000, power_ns=(200, 500, 1000, 2000),
+                  power_reps=500, strengths=(0.1, 0.2, 0.3, 0.4, 0.5), pc_reps=50, pc_n=2000),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+ALPHA = 0.05
+
+STRUCTURES = {  # (parent, child) edges over X0, X1, X2, and the true null tested
+    "chain X0->X1->X2": ([(0, 1), (1, 2)], (0, 2, [1])),
+    "fork X0<-X1->X2": ([(1, 0), (1, 2)], (0, 2, [1])),
+    "collider X0->X2<-X1": ([(0, 2), (1, 2)], (0, 1, [])),
+}
+METHODS = {
+    "DCT-GMM": lambda obs, lat, t: ci_test(obs, *t, alpha=ALPHA).p_value,
+    "DCT (binarised)": lambda obs, lat, t: dct_test(obs, *t, alpha=ALPHA).p_value,
+    "Fisher-z, codes": lambda obs, lat, t: fisher_z_test(obs, *t).p_value,
+    "Fisher-z, latent (oracle)": lambda obs, lat, t: fisher_z_test(lat, *t).p_value,
+}
+
+
+def wilson(k, n):
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(0.95, method="wilson")
+    return ci.low, ci.high
+
+
+# %% [markdown]
+# ## 1. Size: Type I error under true latent independence
+#
+# For each $n$, {glue:text}`null_reps` null data sets: a third each from a chain and a fork (null:
+# $X_0\perp X_2\mid X_1$) and a collider (null: $X_0\perp X_1$, no conditioning set). Each
+# variable has 2 to 5 categories, drawn at random.
+
+# %%
+book.glue("null_reps", size.null_reps)
+names = list(STRUCTURES)
+null_p = {m: {n: [] for n in size.ns} for m in METHODS}
+null_structure = {n: [] for n in size.ns}
+t0 = time.perf_counter()
+for n in size.ns:
+    for r in range(size.null_reps):
+        rng = np.random.default_rng([seed, n, r])
+        structure = names[r % 3]
+        edges, tested = STRUCTURES[structure]
+        observed, latent = simulate(random_dag_weights(3, edges, rng), n,
+                                    rng.integers(2, 6, 3), rng)
+        null_structure[n].append(structure)
+        for m, test in METHODS.items():
+            null_p[m][n].append(test(observed, latent, tested))
+null_seconds = time.perf_counter() - t0
+
+# %% tags=["nbval-check-output"]
+print(f"{'test':26s}" + "".join(f"{'n = ' + str(n):>22s}" for n in size.ns))
+size_table = {}
+for m in METHODS:
+    cells = []
+    for n in size.ns:
+        p = np.array(null_p[m][n])
+        k = int((p < ALPHA).sum())
+        lo, hi = wilson(k, len(p))
+        size_table[m, n] = (k / len(p), lo, hi)
+        cells.append(f"{k / len(p):.3f} [{lo:.3f}, {hi:.3f}]")
+    print(f"{m:26s}" + "".join(f"{c:>22s}" for c in cells))
+
+# %%
+fig, axes = book.figure(2, height=3.2)
+for m, marker in zip(METHODS, "osd^"):
+    rates = [size_table[m, n] for n in size.ns]
+    axes[0].errorbar(size.ns, [r[0] for r in rates],
+                     yerr=[[r[0] - r[1] for r in rates], [r[2] - r[0] for r in rates]],
+                     marker=marker, capsize=3, label=m)
+axes[0].axhline(ALPHA, color="grey", ls=":")
+axes[0].set_xscale("log")
+axes[0].set_xlabel("n")
+axes[0].set_ylabel("Type I error (95% Wilson interval)")
+axes[0].legend(fontsize=8)
+p_gmm = np.concatenate([null_p["DCT-GMM"][n] for n in size.ns])
+axes[1].hist(p_gmm, bins=20, range=(0, 1), density=True, color=book.PALETTE[0])
+axes[1].axhline(1, color="grey", ls=":")
+axes[1].set_xlabel("DCT-GMM p-value under the null")
+axes[1].set_title("should be uniform")
+plt.show()
+
+# %% [markdown]
+# The thresholds below were fixed before the run: "size close to nominal" is read as a rejection
+# rate within 0.05 ± 0.025 at every $n$ (with {glue:text}`null_reps` data sets the Monte-Carlo
+# standard error is about 0.013), and "miscalibrated" as a rate above 0.10 at the largest $n$ that
+# grows with $n$, on the chain and fork nulls where discretisation breaks the independence.
+
+# %% tags=["nbval-check-output"]
+gmm_sizes = [size_table["DCT-GMM", n][0] for n in size.ns]
+book.claim(
+    "size",
+    f"DCT-GMM Type I error within 0.05 +/- 0.025 at every n in {list(size.ns)}",
+    gmm_sizes,
+    paper="the test statistic is asymptotically N(0, 1): Type I error near the nominal level",
+    holds=all(0.025 <= s <= 0.075 for s in gmm_sizes),
+    note="ours: rejection rates at alpha = 0.05, by n",
+)
+ks = stats.kstest(p_gmm, "uniform").pvalue
+book.glue("ks_p", ks)
+naive = []
+for n in size.ns:
+    keep = [i for i, s in enumerate(null_structure[n]) if not s.startswith("collider")]
+    naive.append(np.mean(np.array(null_p["Fisher-z, codes"][n])[keep] < ALPHA))
+book.claim(
+    "naive-fisher-z",
+    "Fisher-z on the codes is miscalibrated: its Type I error on chain and fork nulls grows with "
+    "n and exceeds 0.10 at the largest n",
+    naive,
+    paper="CI tests applied directly to discretized data lead to incorrect conclusions",
+    holds=bool(np.all(np.diff(naive) > 0) and naive[-1] > 0.10),
+    note="ours: rejection rates by n",
+)
+
+# %% [markdown]
+# Pooled over all $n$, a Kolmogorov-Smirnov test of uniformity of the DCT-GMM p-values gives
+# {glue:text}`ks_p:.3f`.
+#
+# ## 2. Power
+#
+# A chain $X_0\to X_1\to X_2$ with both edges of weight $b$; the false null
+# $X_0\perp X_1\mid X_2$ is tested. First $n$ varies at $b=0.25$, then $b$ varies at $n=500$;
+# {glue:text}`power_reps` data sets per cell, 4 categories per variable. Fisher-z on the codes is
+# left out: with an inflated size its "power" means nothing.
+
+# %%
+book.glue("power_reps", size.power_reps)
+POWER_METHODS = {m: METHODS[m] for m in ("DCT-GMM", "DCT (binarised)", "Fisher-z, latent (oracle)")}
+
+
+def power_at(n, strength, salt):
+    W = np.zeros((3, 3))
+    W[1, 0] = W[2, 1] = strength
+    hits = {m: 0 for m in POWER_METHODS}
+    for r in range(size.power_reps):
+        observed, latent = simulate(W, n, 4, np.random.default_rng([seed, salt, n, r]))
+        for m, test in POWER_METHODS.items():
+            hits[m] += test(observed, latent, (0, 1, [2])) < ALPHA
+    return {m: h / size.power_reps for m, h in hits.items()}
+
+
+power_n = {n: power_at(n, 0.25, 1) for n in size.power_ns}
+power_b = {b: power_at(500, b, 2) for b in size.strengths}
+
+# %% tags=["nbval-check-output"]
+print("power against n (b = 0.25):")
+for n, row in power_n.items():
+    print(f"  n = {n:5d}: " + ", ".join(f"{m} {v:.2f}" for m, v in row.items()))
+print("power against b (n = 500):")
+for b, row in power_b.items():
+    print(f"  b = {b:.1f}:    " + ", ".join(f"{m} {v:.2f}" for m, v in row.items()))
+
+# %%
+fig, axes = book.figure(2, height=3.1, sharey=True)
+for m, marker in zip(POWER_METHODS, "osd"):
+    axes[0].plot(list(power_n), [power_n[n][m] for n in power_n], marker + "-", label=m)
+    axes[1].plot(list(power_b), [power_b[b][m] for b in power_b], marker + "-", label=m)
+axes[0].set_xscale("log")
+axes[0].set_xlabel("n (b = 0.25)")
+axes[0].set_ylabel("power at alpha = 0.05")
+axes[1].set_xlabel("edge weight b (n = 500)")
+axes[0].legend(fontsize=8)
+plt.show()
+
+# %% tags=["nbval-check-output"]
+n_small = min(size.power_ns)
+gap = power_n[n_small]["DCT-GMM"] - power_n[n_small]["DCT (binarised)"]
+book.claim(
+    "power-small-n",
+    f"DCT-GMM has higher power than binarised DCT at n = {n_small}",
+    (power_n[n_small]["DCT-GMM"], power_n[n_small]["DCT (binarised)"]),
+    paper="more sample-efficient than the binarization-based test, particularly with small samples",
+    holds=gap > 0,
+    note="ours: power of DCT-GMM, DCT",
+)
+everywhere = all(power_n[n]["DCT-GMM"] >= power_n[n]["DCT (binarised)"] for n in power_n) and all(
+    power_b[b]["DCT-GMM"] >= power_b[b]["DCT (binarised)"] for b in power_b)
+book.claim(
+    "power-everywhere",
+    "DCT-GMM's power is at least DCT's in every cell of both sweeps",
+    sum(power_n[n]["DCT-GMM"] - power_n[n]["DCT (binarised)"] for n in power_n) / len(power_n),
+    paper="consistently outperforms existing methods",
+    holds=everywhere,
+    note="ours: mean power gain over the n sweep",
+)
+
+# %% [markdown]
+# ## 3. Use: the PC algorithm on a discretised graph
+#
+# A five-node DAG, $X_0\to X_1$, $X_0\to X_2$, $X_1\to X_3$, $X_2\to X_3$, $X_3\to X_4$, each
+# variable cut into 3 or 4 categories, $n=$ {glue:text}`pc_n`. causal-learn's PC skeleton search
+# runs with each test as its oracle (our tests implement causal-learn's test interface); the score
+# is the structural Hamming distance (SHD) between the learned and the true skeleton, averaged over
+# {glue:text}`pc_reps` data sets.
+
+# %%
+book.glue("pc_n", size.pc_n)
+book.glue("pc_reps", size.pc_reps)
+PC_EDGES = [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)]
+truth = np.zeros((5, 5), dtype=bool)
+for a_, b_ in PC_EDGES:
+    truth[a_, b_] = truth[b_, a_] = True
+
+
+def skeleton_shd(test, data):
+    graph = skeleton_discovery(data, ALPHA, test, stable=True, show_progress=False).G.graph
+    learned = graph != 0
+    return int(np.triu(learned != truth).sum())
+
+
+shd = {m: [] for m in METHODS}
+for r in range(size.pc_reps):
+    rng = np.random.default_rng([seed, 4000, r])
+    observed, latent = simulate(random_dag_weights(5, PC_EDGES, rng), size.pc_n,
+                                rng.integers(3, 5, 5), rng)
+    shd["DCT-GMM"].append(skeleton_shd(LatentCI(observed), observed))
+    shd["DCT (binarised)"].append(skeleton_shd(LatentCI(observed, binarize=True), observed))
+    shd["Fisher-z, codes"].append(skeleton_shd(CIT(observed.astype(float), "fisherz"), observed))
+    shd["Fisher-z, latent (oracle)"].append(skeleton_shd(CIT(latent, "fisherz"), latent))
+
+# %% tags=["nbval-check-output"]
+for m, values in shd.items():
+    print(f"{m:26s} mean skeleton SHD {np.mean(values):.2f}   (per data set: {values})")
+
+# %% [markdown]
+# ## What differs from the paper, and why
+#
+# * **Scale.** {glue:text}`null_reps` null data sets per $n$, against thousands in the paper's
+#   simulations; three-variable structures for size and power, one five-node graph for PC.
+# * **DCT.** Our DCT is the binary special case of the GMM estimator after binarising at the mean,
+#   as DCT does; with two levels per variable the cell system is exactly identified, so the
+#   estimate equals DCT's bridge-equation solution. We did not run the official DCT code (it needs
+#   an old SciPy).
+# * **Details of the official code kept or changed.** Kept: cells below 1% dropped, phase-one
+#   weighting, thresholds from the margins, the influence-function Wald statistic. Changed: the
+#   moment Jacobian is analytic rather than central differences; the diagonal of the latent
+#   correlation matrix is fixed at 1 with zero influence (the official code estimates it); cells are
+#   not dropped for a singular moment covariance, which identity weighting does not need; an empty
+#   conditioning set uses the same statistic instead of Fisher-z.
+#
+# ## Exercises
+#
+# ```{exercise} Size at small n
+# :label: ex-dctgmm-small-n
+#
+# Re-run section 1 at $n = 100$ and $n = 50$. When does the normal approximation of the statistic
+# break down, and which cells of the contingency tables are to blame?
+# ```
+#
+# ```{solution} ex-dctgmm-small-n
+# :class: dropdown
+#
+# With few observations many cells fall below the 1% cut or hold a handful of points; the
+# thresholds and the Jacobian are then noisy, the variance estimate $\frac1n\sum\text{infl}_i^2$ is
+# biased low, and the size rises above nominal. Count `estimate_pair(...).n_moments` to see it.
+# ```
+#
+# ```{exercise} Categories and power
+# :label: ex-dctgmm-categories
+#
+# Repeat the power sweep with 2, 3, 5 and 8 categories per variable. How does the gap between
+# DCT-GMM and DCT change, and why must it vanish with 2 categories?
+# ```
+#
+# ```{solution} ex-dctgmm-categories
+# :class: dropdown
+#
+# With 2 categories the two tests coincide (binarising binary data changes nothing and the system
+# is exactly identified). With more categories DCT-GMM uses more of the table and its variance
+# falls, so the gap grows, approaching the oracle's power as the categories get finer.
+# ```
+#
+# ```{exercise} Mixed data
+# :label: ex-dctgmm-mixed
+#
+# Make $X_1$ continuous (`levels=[4, 0, 4]` in `simulate`). Our implementation bins continuous
+# columns at 10 quantiles. Compare the size and power with the all-discrete case. What would a
+# polyserial moment (continuous against ordinal) add?
+# ```
+#
+# ```{solution} ex-dctgmm-mixed
+# :class: dropdown
+#
+# Binning keeps the test valid (the binned variable is just another discretisation) and loses a
+# little information, so power sits between the discrete and the oracle cases. A polyserial moment
+# would use the exact continuous values, recovering that information.
+# ```
+
+# %%
+book.finish()

@@ -1,0 +1,133 @@
+"""DCT-GMM: bivariate normal probabilities, the pair estimator, calibration, power, bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from icml25.dct_gmm import (
+    LatentCI,
+    bvn_cdf,
+    ci_test,
+    dct_test,
+    estimate_pair,
+    fisher_z_test,
+    rectangle_probabilities,
+    simulate,
+)
+
+CHAIN = np.array([[0, 0, 0], [0.6, 0, 0], [0, 0.7, 0]], dtype=float)  # X0 -> X1 -> X2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-4, 4), st.floats(-4, 4), st.floats(-0.95, 0.95))
+def test_bvn_cdf_matches_scipy(h, k, rho):
+    ref = stats.multivariate_normal([0, 0], [[1, rho], [rho, 1]]).cdf([h, k])
+    assert bvn_cdf(h, k, rho) == pytest.approx(ref, abs=1e-7)
+
+
+def test_bvn_cdf_limits_and_rectangles_sum_to_one():
+    assert bvn_cdf(np.inf, 0.3, 0.5) == pytest.approx(stats.norm.cdf(0.3))
+    assert bvn_cdf(-np.inf, 0.3, 0.5) == 0.0 and bvn_cdf(0.0, 0.0, 0.0) == pytest.approx(0.25)
+    edges = np.array([-np.inf, -0.5, 0.2, 1.0, np.inf])
+    la, lb = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
+    P = rectangle_probabilities(edges[la], edges[la + 1], edges[lb], edges[lb + 1], 0.4)
+    assert P.sum() == pytest.approx(1.0, abs=1e-12) and P.min() > 0
+
+
+def test_pair_estimate_recovers_the_latent_correlation():
+    rng = np.random.default_rng(0)
+    errors = []
+    for rho in (-0.6, 0.0, 0.3, 0.8):
+        X = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=20_000)
+        a = np.searchsorted([-0.5, 0.4], X[:, 0])
+        b = np.searchsorted([-1.0, 0.0, 0.9], X[:, 1])
+        errors.append(estimate_pair(a, b).sigma - rho)
+    assert np.max(np.abs(errors)) < 0.03
+
+
+def test_influence_values_average_to_zero_and_predict_the_spread():
+    """The influence function's variance matches the Monte-Carlo spread of the estimate."""
+    rng = np.random.default_rng(1)
+    sigmas, predicted = [], []
+    for _ in range(200):
+        X = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=400)
+        est = estimate_pair(np.searchsorted([-0.3, 0.6], X[:, 0]),
+                            np.searchsorted([0.0, 1.0], X[:, 1]))
+        assert abs(est.influence.mean()) < 1e-10
+        sigmas.append(est.sigma)
+        predicted.append(est.influence.std() / np.sqrt(400))
+    assert np.std(sigmas) == pytest.approx(np.mean(predicted), rel=0.15)
+
+
+def test_p_values_are_uniform_under_the_null():
+    """Kolmogorov-Smirnov over 300 seeded null data sets (chain, X0 _|_ X2 | X1), n = 500."""
+    p = [ci_test(simulate(CHAIN, 500, 4, seed)[0], 0, 2, [1]).p_value for seed in range(300)]
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+    assert 0.02 <= np.mean(np.array(p) < 0.05) <= 0.09
+
+
+def test_power_grows_with_n_and_naive_fisher_z_is_miscalibrated():
+    power = []
+    for n in (200, 1000):
+        rej = [ci_test(simulate(CHAIN * 0.5, n, 3, 10_000 + s)[0], 0, 1, [2]).reject
+               for s in range(60)]
+        power.append(np.mean(rej))
+    assert power[1] > power[0] and power[1] > 0.8
+    naive = [fisher_z_test(simulate(CHAIN, 2000, 3, s)[0], 0, 2, [1]).reject for s in range(40)]
+    assert np.mean(naive) > 0.3  # discretisation breaks CI on the observed codes
+
+
+def test_unconditional_test_and_symmetry():
+    obs, _ = simulate(CHAIN, 800, 4, 3)
+    a, b = ci_test(obs, 0, 2), ci_test(obs, 2, 0)
+    assert a.reject and a.p_value == pytest.approx(b.p_value, rel=1e-8)
+
+
+def test_dct_binarizes_and_the_oracle_is_calibrated():
+    obs, latent = simulate(CHAIN, 600, 5, 4)
+    assert LatentCI(obs, binarize=True).codes.max() == 1
+    assert 0 <= dct_test(obs, 0, 2, [1]).p_value <= 1
+    p = [fisher_z_test(simulate(CHAIN, 300, 0, s)[1], 0, 2, [1]).p_value for s in range(200)]
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+
+
+def test_continuous_columns_are_accepted():
+    obs, _ = simulate(CHAIN, 600, [4, 0, 3], 5)
+    assert 0 <= ci_test(obs, 0, 2, [1]).p_value <= 1
+
+
+def test_causal_learn_interface_returns_p_values():
+    test = LatentCI(simulate(CHAIN, 300, 3, 6)[0])
+    assert test.method == "dct_gmm" and test(0, 2, (1,)) == test.test(0, 2, [1]).p_value
+
+
+def test_deterministic():
+    obs, _ = simulate(CHAIN, 300, 3, 7)
+    assert ci_test(obs, 0, 2, [1]) == ci_test(obs, 0, 2, [1])
+    np.testing.assert_array_equal(simulate(CHAIN, 50, 3, 8)[0], simulate(CHAIN, 50, 3, 8)[0])
+
+
+OBS = simulate(CHAIN, 200, 3, 0)[0]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: ci_test(OBS[:, 0], 0, 1), "2-D array"),
+        (lambda: ci_test(np.where(OBS > 1, np.nan, OBS), 0, 1), "finite numbers"),
+        (lambda: ci_test(OBS[:5], 0, 1), "at least 10"),
+        (lambda: ci_test(OBS, 0, 3), "out of range"),
+        (lambda: ci_test(OBS, 0, 0), "distinct"),
+        (lambda: ci_test(OBS, 0, 1, [1]), "distinct"),
+        (lambda: ci_test(np.column_stack([OBS, np.ones(200)]), 0, 3), "constant"),
+        (lambda: ci_test(OBS, 0, 1, alpha=2), "alpha must be in"),
+        (lambda: ci_test(OBS, 0, 1, weighting="best"), "weighting must be"),
+        (lambda: simulate(CHAIN + CHAIN.T, 10, 3, 0), "contain a cycle"),
+        (lambda: simulate(CHAIN, 10, 1, 0), "at least 2"),
+    ],
+)
+def test_bad_input_raises_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
