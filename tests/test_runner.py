@@ -92,7 +92,8 @@ def cli(*args):
         (["run", "11", "-p", "sed=3"], "unknown parameter 'sed'"),
         (["run", "11", "-p", "mode=fast"], "must be one of quick, book, paper"),
         (["run", "11", "-p", "seed=x"], "must be of type int"),
-        (["run", "nosuch"], "no chapter 'nosuch'; choices: 11-sotdd"),
+        (["run", "nosuch"], "no chapter 'nosuch'; choices: "
+         + ", ".join(c.name for c in notebooks.chapters())),
     ],
 )
 def test_cli_refuses_in_one_line(args, message):
