@@ -1,0 +1,313 @@
+# %% [markdown]
+# # Reproduction: accuracy as the grid refines, and cost
+#
+# > In numerical experiments, we demonstrate the advantages of our method in solving several
+# > benchmark PDEs. (Xu et al., 2025, abstract)
+#
+# Three solvers on the same grids, in the same run:
+#
+# * **SKS**, the paper's solver (`icml25.kernel_pde.solve_sks`): kernel interpolation on the grid,
+#   Kronecker algebra, Newton with preconditioned GMRES;
+# * **DAKS**, the dense Gaussian-process solver of Chen et al. (`solve_daks`): the differential
+#   functionals in a dense Gram matrix, Gauss-Newton with a Cholesky factorisation;
+# * **FD**, second-order finite differences with SciPy's sparse direct solver (`solve_fd`).
+#
+# Three benchmarks on the unit square with Dirichlet data, each with a known solution: the
+# nonlinear elliptic equation of both papers, an Allen-Cahn type equation, and a regularised Eikonal
+# equation (which adds first derivatives to the operator). Both kernel solvers use the Gaussian
+# kernel with $\ell=0.1$ and a nugget of $10^{-10}$, fixed for every grid: nothing is tuned per run.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import time
+import tracemalloc
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from icml25 import book
+from icml25.kernel_pde import allen_cahn, eikonal, nonlinear_elliptic, solve_daks, solve_fd, solve_sks
+
+SIZES = {
+    "quick": dict(
+        grids_sks=(8, 12, 16, 24, 32), grids_daks=(8, 12, 16), grids_fd=(8, 16, 32, 64),
+        grids_sks_eik=(8, 12, 16, 24), grids_daks_eik=(8, 12), cost_sks=(16, 24, 32, 48),
+        cost_daks=(8, 12, 16, 20), cost_fd=(16, 32, 64, 128),
+    ),
+    "book": dict(
+        grids_sks=(8, 12, 16, 24, 32, 48, 64), grids_daks=(8, 12, 16, 24, 32),
+        grids_fd=(8, 16, 32, 64, 128, 256),
+        grids_sks_eik=(8, 12, 16, 24, 32, 48), grids_daks_eik=(8, 12, 16, 24),
+        cost_sks=(16, 24, 32, 48, 64, 96, 128), cost_daks=(12, 16, 20, 24, 28, 32, 36),
+        cost_fd=(16, 32, 64, 128, 256),
+    ),
+    "paper": dict(
+        grids_sks=(8, 12, 16, 24, 32, 48, 64, 96, 128), grids_daks=(8, 12, 16, 24, 32, 40, 48),
+        grids_fd=(8, 16, 32, 64, 128, 256, 512),
+        grids_sks_eik=(8, 12, 16, 24, 32, 48, 64, 96), grids_daks_eik=(8, 12, 16, 24, 32),
+        cost_sks=(16, 24, 32, 48, 64, 96, 128, 192, 256),
+        cost_daks=(12, 16, 20, 24, 28, 32, 36, 40, 48), cost_fd=(16, 32, 64, 128, 256, 512),
+    ),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+
+# %% [markdown]
+# ## 1. Error as the grid refines
+#
+# Relative $L^2$ error of the nodal solution against the known solution, for grids of $n\times n$
+# points. The dense solver stops where its Gram matrix makes a grid cost more than a few seconds.
+
+# %%
+benchmarks = {
+    "nonlinear elliptic": (nonlinear_elliptic(), size.grids_sks, size.grids_daks),
+    "Allen-Cahn (a = 2)": (allen_cahn(2.0), size.grids_sks, size.grids_daks),
+    "regularised Eikonal": (eikonal(0.1), size.grids_sks_eik, size.grids_daks_eik),
+}
+errors = {}
+for name, (pde, grids_sks, grids_daks) in benchmarks.items():
+    errors[name] = {
+        "SKS": {n: solve_sks(pde, n).error for n in grids_sks},
+        "DAKS": {n: solve_daks(pde, n).error for n in grids_daks},
+        "FD": {n: solve_fd(pde, n).error for n in size.grids_fd},
+    }
+
+# %%
+fig, axes = book.figure(3, height=3.1, sharey=True)
+for ax, (name, by_method) in zip(axes, errors.items()):
+    for (method, errs), marker in zip(by_method.items(), "osd"):
+        ns = np.array(sorted(errs))
+        ax.loglog(ns**2, [errs[n] for n in ns], marker + "-", label=method)
+    ax.set_title(name, fontsize=10)
+    ax.set_xlabel("collocation points N")
+axes[0].set_ylabel("relative L2 error")
+axes[0].legend()
+plt.show()
+
+
+# %% tags=["nbval-check-output"]
+def rate(errs, upto=None):
+    """Observed order in the grid spacing h = 1/(n-1): slope of log error against log h."""
+    ns = np.array([n for n in sorted(errs) if upto is None or n <= upto])
+    return float(-np.polyfit(np.log(ns - 1), np.log([errs[n] for n in ns]), 1)[0])
+
+
+for name, by_method in errors.items():
+    print(name)
+    for method, errs in by_method.items():
+        cells = "  ".join(f"{n}:{e:.1e}" for n, e in sorted(errs.items()))
+        print(f"  {method:5s} {cells}")
+
+# %% [markdown]
+# On the finer grids the two kernel solvers' errors are close: they solve collocation problems with
+# the same kernel, one through the interpolant, the other through a Gram matrix of functionals.
+# Both converge much faster than second-order finite differences, until SKS reaches a floor near
+# $10^{-6}$ set by the nugget and the conditioning of the Gaussian kernel matrix.
+#
+# The threshold of the first claim was fixed before the run: "comparable accuracy" is read as
+# errors within a factor of 3 of each other at every grid where both run.
+
+# %% tags=["nbval-check-output"]
+worst_factor, worst_case = 0.0, ""
+for name, by_method in errors.items():
+    for n in by_method["DAKS"]:
+        if n in by_method["SKS"]:
+            a, b = by_method["SKS"][n], by_method["DAKS"][n]
+            if max(a / b, b / a) > worst_factor:
+                worst_factor = max(a / b, b / a)
+                better = "SKS" if a < b else "the dense solver"
+                worst_case = (f"factor {worst_factor:.1f} on the {name} benchmark at n = {n}, "
+                              f"where {better} is more accurate")
+book.claim(
+    "comparable-accuracy",
+    "SKS and the dense GP solver agree within a factor of 3 in error at every common grid "
+    "(three benchmarks)",
+    worst_factor,
+    paper="comparable accuracy to the kernel solver that embeds the operators in the kernel",
+    holds=worst_factor <= 3,
+    note="ours: the largest ratio; " + worst_case.split(", where ")[1],
+)
+fd_rate = rate(errors["nonlinear elliptic"]["FD"], upto=None)
+sks_rate = rate(errors["nonlinear elliptic"]["SKS"], upto=32)
+book.glue("fd_rate", fd_rate)
+book.glue("worst_case", worst_case)
+book.glue("sks_rate", sks_rate)
+book.claim(
+    "convergence-rate",
+    "SKS converges faster than second order on the elliptic benchmark before its floor "
+    "(observed order in h for n <= 32 above 2)",
+    sks_rate,
+    paper="a convergence proof with a rate under regularity assumptions",
+    holds=sks_rate > 2,
+    note=f"finite differences: order {fd_rate:.2f}",
+)
+
+# %% [markdown]
+# The largest gap between the two kernel solvers, which decides the first verdict: a
+# {glue:text}`worst_case`.
+#
+# Observed orders in the grid spacing on the elliptic benchmark: finite differences
+# {glue:text}`fd_rate:.2f` (their theoretical 2), SKS {glue:text}`sks_rate:.1f` over the grids up
+# to $32\times32$, the spectral-like convergence of smooth-kernel collocation. Beyond that the
+# nugget floor flattens the SKS curve: refining further needs a smaller nugget, a better
+# conditioned kernel or the paper's optimiser, which we do not reproduce.
+#
+# ## 2. Cost as the number of collocation points grows
+#
+# Wall time and peak memory of one full solve of the elliptic benchmark. Times are the median of up
+# to three runs (one when a run takes over a second); memory is the peak traced by `tracemalloc` in
+# a separate run (numpy arrays; SciPy's sparse factorisation is mostly outside it).
+
+# %%
+pde = nonlinear_elliptic()
+solvers = {"SKS": (solve_sks, size.cost_sks), "DAKS": (solve_daks, size.cost_daks),
+           "FD": (solve_fd, size.cost_fd)}
+cost = {m: {} for m in solvers}
+memory = {m: {} for m in solvers}
+for method, (solver, grids) in solvers.items():
+    for n in grids:
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            solver(pde, n)
+            times.append(time.perf_counter() - t0)
+            if times[-1] > 1.0:
+                break
+        cost[method][n] = float(np.median(times))
+        # Tracing every allocation slows allocation-heavy code several-fold, so memory is measured
+        # in a separate run, and only where a run is cheap (under a second).
+        if times[0] < 1.0:
+            tracemalloc.start()
+            solver(pde, n)
+            memory[method][n] = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+
+# %%
+fig, axes = book.figure(2, height=3.2)
+for (method, by_n), marker in zip(cost.items(), "osd"):
+    ns = np.array(sorted(by_n))
+    axes[0].loglog(ns**2, [by_n[n] for n in ns], marker + "-", label=method)
+    mem_ns = np.array(sorted(memory[method]))
+    axes[1].loglog(mem_ns**2, [memory[method][n] for n in mem_ns], marker + "-", label=method)
+axes[0].set_xlabel("collocation points N")
+axes[0].set_ylabel("seconds")
+axes[1].set_xlabel("collocation points N")
+axes[1].set_ylabel("peak MiB (tracemalloc)")
+axes[0].legend()
+plt.show()
+
+
+# %% [markdown]
+# The claim reads the ratio of collocation points at equal wall time: the largest grid SKS solves
+# within the time the dense solver needs for its largest grid here. "Far larger grids at the same
+# cost" is read, before the run, as at least four times as many points. The cell's output is not
+# compared when the tests re-execute the notebook: it depends on the machine.
+
+# %%
+def slope(by_n, from_n):
+    ns = np.array([n for n in sorted(by_n) if n >= from_n])
+    return float(np.polyfit(np.log(ns**2), np.log([by_n[n] for n in ns]), 1)[0])
+
+
+daks_largest = max(cost["DAKS"])
+budget = cost["DAKS"][daks_largest]
+sks_within = max((n for n, t in cost["SKS"].items() if t <= budget), default=None)
+points_ratio = (sks_within**2 / daks_largest**2) if sks_within else 0.0
+book.glue("daks_largest", daks_largest)
+book.glue("daks_seconds", budget)
+book.glue("sks_within", sks_within or 0)
+book.glue("points_ratio", points_ratio)
+book.glue("slope_daks", slope(cost["DAKS"], 20))
+book.glue("slope_sks", slope(cost["SKS"], 32))
+book.glue("slope_fd", slope(cost["FD"], 32))
+mem_n = max(memory["DAKS"])
+book.glue("mem_n", mem_n)
+book.glue("mem_daks", memory["DAKS"][mem_n])
+book.claim(
+    "larger-grids",
+    "at the dense solver's largest measured cost, SKS solves at least 4x as many collocation points",
+    points_ratio,
+    paper="avoids the full Gram matrix and scales efficiently to a large number of collocation points",
+    holds=points_ratio >= 4,
+    note="ours: ratio of collocation points at equal wall time",
+)
+
+# %% [markdown]
+# The dense solver needs {glue:text}`daks_seconds:.1f` s for a {glue:text}`daks_largest`-point
+# grid side; in that time SKS solves a
+# {glue:text}`sks_within`-point side, {glue:text}`points_ratio:.0f` times as many collocation points.
+# Fitted growth of the wall time with $N$: dense GP {glue:text}`slope_daks:.2f` (a Cholesky
+# factorisation of a matrix about twice the size of $N$ costs $N^3$), SKS
+# {glue:text}`slope_sks:.2f`, finite differences {glue:text}`slope_fd:.2f`.
+#
+# Finite differences remain the fastest per grid, but at second order: SKS reaches an error that
+# finite differences would need far finer grids for. The fair comparison is error against time,
+# which exercise 1 asks for. In memory, the dense solver's Gram matrix dominates: at
+# {glue:text}`mem_n` points per side it peaks at {glue:text}`mem_daks:.0f` MiB, and its growth in
+# the right-hand panel is quadratic in $N$, where SKS and finite differences grow linearly.
+#
+# ## What differs from the paper, and why
+#
+# * **Optimiser.** The paper minimises a kernel-regularised loss; we solve the collocation
+#   equations exactly (the limit of a large penalty) by Newton's method with GMRES. Its official code
+#   could not be consulted from here.
+# * **Benchmarks.** Manufactured solutions throughout; the Allen-Cahn frequency is $a=2$ instead of
+#   15 or 20 (which need grids beyond the book's budget); the Eikonal equation uses a smooth
+#   manufactured solution instead of the paper's constant right-hand side with a Cole-Hopf reference.
+#   Burgers' equation is not included.
+# * **Scale.** Up to about {glue:text}`sks_within` points per side in book mode; paper mode goes
+#   further.
+#
+# ## Exercises
+#
+# ```{exercise} Error against time
+# :label: ex-pde-pareto
+#
+# Plot, for the elliptic benchmark, the error of each solver against its wall time. Which solver
+# reaches an error of $10^{-4}$ first?
+# ```
+#
+# ```{solution} ex-pde-pareto
+# :class: dropdown
+#
+# Combine `errors["nonlinear elliptic"]` with `cost`. Second-order finite differences need
+# $h\approx 10^{-2}$ or finer for $10^{-4}$, i.e. hundreds of points per side; both kernel solvers
+# get there near $32\times32$, and SKS does so in a fraction of the dense solver's time.
+# ```
+#
+# ```{exercise} The nugget floor
+# :label: ex-pde-nugget
+#
+# Repeat section 1 for SKS with nuggets $10^{-8}$, $10^{-10}$ and $10^{-12}$. Where does the error
+# curve flatten in each case, and what limits how small the nugget can be?
+# ```
+#
+# ```{solution} ex-pde-nugget
+# :class: dropdown
+#
+# The floor moves down with the nugget until the Cholesky factorisation of $K_k$ loses accuracy:
+# the Gaussian kernel matrix's condition number grows exponentially with the number of nodes per
+# length scale, so in double precision the nugget cannot go far below $10^{-12}$ on fine grids.
+# ```
+#
+# ```{exercise} Preconditioning
+# :label: ex-pde-precond
+#
+# SKS preconditions GMRES with the exact inverse of the constant-coefficient Laplacian part. Count
+# the GMRES iterations per Newton step for the elliptic and the Allen-Cahn problems. Why does the
+# preconditioner work less well for Allen-Cahn?
+# ```
+#
+# ```{solution} ex-pde-precond
+# :class: dropdown
+#
+# The preconditioner uses the mean of the reaction coefficient $3u^2$ (elliptic) or $3u^2-1$
+# (Allen-Cahn). The Allen-Cahn coefficient changes sign over the domain, so a constant shift
+# approximates it worse and GMRES needs more iterations.
+# ```
+
+# %%
+book.finish()
