@@ -172,3 +172,21 @@ def test_setup_seeds_torch_when_the_chapter_imported_it():
     first = torch.rand(3)
     book.setup(mode="quick", seed=11, sizes=SIZES)
     assert torch.equal(first, torch.rand(3)) and torch.get_num_threads() == 1
+
+
+def test_measure_helpers():
+    from icml25.book import measure
+
+    calls = []
+    seconds, result = measure.timed(lambda: calls.append(1) or len(calls), repeats=3)
+    assert result == 3 and seconds >= 0
+    peak, arr = measure.peak_memory_mib(lambda: np.ones(1_000_000))
+    assert 7 < peak < 20 and arr.size == 1_000_000
+    assert measure.loglog_slope([1, 2, 4], [3, 12, 48]) == pytest.approx(2.0)
+    fast, slow = {1: 2.0, 2: 1.0, 4: 1.0}, {1: 1.0, 2: 2.0, 4: 4.0}
+    assert measure.crossover(fast, slow) == 2 and measure.crossover(slow, fast) is None
+    assert "from n = 2 on" in measure.describe_crossover(fast, slow, "A", "B")
+    with pytest.raises(ValueError, match="positive values"):
+        measure.loglog_slope([1, 2], [0, 1])
+    with pytest.raises(ValueError, match="repeats must be at least 1"):
+        measure.timed(lambda: None, repeats=0)

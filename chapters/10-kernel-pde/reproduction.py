@@ -22,9 +22,6 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %%
-import time
-import tracemalloc
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -169,21 +166,11 @@ cost = {m: {} for m in solvers}
 memory = {m: {} for m in solvers}
 for method, (solver, grids) in solvers.items():
     for n in grids:
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            solver(pde, n)
-            times.append(time.perf_counter() - t0)
-            if times[-1] > 1.0:
-                break
-        cost[method][n] = float(np.median(times))
+        cost[method][n], _ = book.measure.timed(lambda: solver(pde, n), repeats=3)
         # Tracing every allocation slows allocation-heavy code several-fold, so memory is measured
         # in a separate run, and only where a run is cheap (under a second).
-        if times[0] < 1.0:
-            tracemalloc.start()
-            solver(pde, n)
-            memory[method][n] = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
+        if cost[method][n] < 1.0:
+            memory[method][n], _ = book.measure.peak_memory_mib(lambda: solver(pde, n))
 
 # %%
 fig, axes = book.figure(2, height=3.2)
@@ -208,8 +195,9 @@ plt.show()
 
 # %%
 def slope(by_n, from_n):
+    """Growth exponent of the time in the number of collocation points N = n^2."""
     ns = np.array([n for n in sorted(by_n) if n >= from_n])
-    return float(np.polyfit(np.log(ns**2), np.log([by_n[n] for n in ns]), 1)[0])
+    return book.measure.loglog_slope(ns**2, [by_n[n] for n in ns])
 
 
 daks_largest = max(cost["DAKS"])

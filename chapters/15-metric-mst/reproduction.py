@@ -21,8 +21,6 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %%
-import time
-
 import matplotlib.pyplot as plt
 import mlpack
 import numpy as np
@@ -63,17 +61,7 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 
 
-def seconds(fn, repeats):
-    """Median wall time of up to `repeats` runs (a single run when one takes over 2 s) and the result."""
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        if times[-1] > 2.0:
-            break
-    return float(np.median(times)), out
-
+timed = book.measure.timed  # median of up to `repeats` runs, one when a run takes over a second
 
 # %% [markdown]
 # ## 1. Near-optimal trees across metrics
@@ -104,9 +92,9 @@ cases = [
 rows, timing_rows = [], []
 for name, X, metric, is_metric, parts in cases:
     n = len(X)
-    t_mfc, tree = seconds(
-        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts), 1)
-    t_exact, exact = seconds(lambda: exact_mst(X, metric=metric, method="prim"), 1)
+    t_mfc, tree = timed(
+        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts), repeats=1)
+    t_exact, exact = timed(lambda: exact_mst(X, metric=metric, method="prim"), repeats=1)
     gamma = overlap_gamma(tree, exact)
     rows.append(dict(
         name=name, n=n, metric=is_metric, ratio=tree.weight / exact.weight,
@@ -238,23 +226,19 @@ cost = {"MFC": {}, "exact (implicit Prim)": {}, "exact (SciPy, dense)": {}}
 evaluations = {}
 for n in size.n_grid:
     X = X_cost[:n]
-    cost["MFC"][n], tree = seconds(lambda: forest_completion_mst(X, seed=seed), size.repeats)
-    cost["exact (implicit Prim)"][n], exact = seconds(lambda: exact_mst(X, method="prim"),
-                                                      size.repeats)
+    cost["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed), repeats=size.repeats)
+    cost["exact (implicit Prim)"][n], exact = timed(lambda: exact_mst(X, method="prim"),
+                                                    repeats=size.repeats)
     if n <= size.n_scipy_max:
-        cost["exact (SciPy, dense)"][n], _ = seconds(lambda: exact_mst(X), size.repeats)
+        cost["exact (SciPy, dense)"][n], _ = timed(lambda: exact_mst(X), repeats=size.repeats)
     evaluations[n] = (tree.evaluations, exact.evaluations, tree.weight / exact.weight)
 
 
-def loglog_slope(xs, ys):
-    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
-
-
 ns = np.array(size.n_grid)
-eval_slope = loglog_slope(ns, [evaluations[n][0] for n in ns])
-time_slopes = {m: loglog_slope(sorted(c), [c[n] for n in sorted(c)]) for m, c in cost.items()}
-faster = [n for n in ns if cost["MFC"][n] < cost["exact (implicit Prim)"][n]]
-crossover = next((n for i, n in enumerate(ns) if all(m in faster for m in ns[i:])), None)
+eval_slope = book.measure.loglog_slope(ns, [evaluations[n][0] for n in ns])
+time_slopes = {m: book.measure.loglog_slope(sorted(c), [c[n] for n in sorted(c)])
+               for m, c in cost.items()}
+crossover = book.measure.crossover(cost["MFC"], cost["exact (implicit Prim)"])
 speedup_max = cost["exact (implicit Prim)"][ns[-1]] / cost["MFC"][ns[-1]]
 
 # %% tags=["nbval-check-output"]
@@ -288,12 +272,8 @@ plt.show()
 book.glue("eval_slope", eval_slope)
 book.glue("speedup_max", speedup_max)
 book.glue("n_max", int(ns[-1]))
-if crossover is None:
-    crossover_text = "exact Prim stays faster up to the largest size measured"
-elif crossover == ns[0]:
-    crossover_text = f"MFC is faster than exact Prim at every size measured, from n = {crossover}"
-else:
-    crossover_text = f"MFC becomes faster than exact Prim from n = {crossover} on (the crossover)"
+crossover_text = book.measure.describe_crossover(cost["MFC"], cost["exact (implicit Prim)"],
+                                                 "MFC", "exact implicit Prim")
 book.glue("crossover_text", crossover_text)
 book.claim(
     "subquadratic",
@@ -331,11 +311,11 @@ plane = {"MFC": {}, "exact (implicit Prim)": {}, "mlpack EMST (exact)": {}}
 plane_weights = {}
 for n in size.n_grid:
     X = X_plane[:n]
-    plane["MFC"][n], tree = seconds(lambda: forest_completion_mst(X, seed=seed), size.repeats)
-    plane["exact (implicit Prim)"][n], exact = seconds(lambda: exact_mst(X, method="prim"),
-                                                       size.repeats)
-    plane["mlpack EMST (exact)"][n], emst = seconds(lambda: mlpack.emst(input_=X)["output"],
-                                                    size.repeats)
+    plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed), repeats=size.repeats)
+    plane["exact (implicit Prim)"][n], exact = timed(lambda: exact_mst(X, method="prim"),
+                                                     repeats=size.repeats)
+    plane["mlpack EMST (exact)"][n], emst = timed(lambda: mlpack.emst(input_=X)["output"],
+                                                  repeats=size.repeats)
     plane_weights[n] = (exact.weight, emst[:, 2].sum(), tree.weight)
 
 # %% tags=["nbval-check-output"]

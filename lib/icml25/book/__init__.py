@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import claims as _claims
-from . import data
+from . import data, measure
 from .claims import claim
 from .params import MODES, ParameterError
 from .plotting import PALETTE, figure, use_style
@@ -47,6 +47,7 @@ __all__ = [
     "figure",
     "finish",
     "glue",
+    "measure",
     "seed_everything",
     "setup",
     "use_style",
