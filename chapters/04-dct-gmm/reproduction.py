@@ -21,7 +21,6 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %%
-import time
 import warnings
 
 import matplotlib.pyplot as plt
@@ -76,7 +75,6 @@ book.glue("null_reps", size.null_reps)
 names = list(STRUCTURES)
 null_p = {m: {n: [] for n in size.ns} for m in METHODS}
 null_structure = {n: [] for n in size.ns}
-t0 = time.perf_counter()
 for n in size.ns:
     for r in range(size.null_reps):
         rng = np.random.default_rng([seed, n, r])
@@ -87,7 +85,6 @@ for n in size.ns:
         null_structure[n].append(structure)
         for m, test in METHODS.items():
             null_p[m][n].append(test(observed, latent, tested))
-null_seconds = time.perf_counter() - t0
 
 # %% tags=["nbval-check-output"]
 print(f"{'test':26s}" + "".join(f"{'n = ' + str(n):>22s}" for n in size.ns))

@@ -22,9 +22,14 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %%
-import matplotlib.pyplot as plt
-import numpy as np
-import ot
+import os
+
+# POT runs on numpy arrays only here: skip loading its torch backend (about 1.5 s per notebook).
+os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import ot  # noqa: E402
 
 from icml25 import book
 from icml25.sotdd import draw_projections, otdd_exact, project_dataset, sotdd

@@ -62,8 +62,11 @@ def claim(
     holds: bool,
     note: str = "",
     digits: int = 3,
-) -> Claim:
+) -> None:
     """Check and record one claim of the paper.
+
+    Prints the claim's line and records it (see :func:`recorded`); returns nothing, so that a
+    claim as the last line of a cell adds no second output.
 
     Parameters
     ----------
@@ -95,7 +98,6 @@ def claim(
     )
     _RECORDED[id] = record
     print(record.line())
-    return record
 
 
 def recorded() -> list[Claim]:
