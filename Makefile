@@ -7,7 +7,7 @@ CHAPTER ?= all
 P ?=
 JOBS ?= 2
 
-.PHONY: help setup book html run quick paper status ledger clean-sources test test-lib test-fast clean
+.PHONY: help setup book html run quick paper status ledger clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
@@ -15,6 +15,7 @@ help:
 	@echo "make run CHAPTER=11       re-execute a chapter in book mode (P=\"seed=3\" to override)"
 	@echo "make quick CHAPTER=11     run a chapter in quick mode into _build/runs/"
 	@echo "make status               stale or fresh, durations, claims"
+	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,10 +58,13 @@ clean-sources: $(STAMP)
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 test: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra $(NBVAL) tests chapters
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra $(NBVAL) --ignore=tests/benchmarks tests chapters
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra -m "not slow" tests
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra -m "not slow" --ignore=tests/benchmarks tests
+
+bench: $(STAMP)
+	$(PY) -m pytest tests/benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds
 
 clean:
 	rm -rf _build

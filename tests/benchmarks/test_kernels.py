@@ -1,0 +1,59 @@
+"""Benchmarks of the chapters' kernels (`make bench`; never part of `make test`).
+
+One representative call per method at the book's scale, timed by pytest-benchmark, so that a change
+that slows a kernel shows up as a number before it shows up as a chapter over its time budget.
+"""
+
+import numpy as np
+import pytest
+
+from icml25.dct_gmm import ci_test, simulate
+from icml25.kernel_pde import nonlinear_elliptic, solve_daks, solve_sks
+from icml25.metric_mst import exact_mst, forest_completion_mst, gaussian_mixture
+from icml25.sotdd import otdd_exact, sotdd
+
+pytest.importorskip("pytest_benchmark")
+
+
+@pytest.fixture(scope="module")
+def labelled_pair():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4000, 64))
+    y = rng.integers(0, 10, 4000)
+    return X[:2000], y[:2000], X[2000:], y[2000:]
+
+
+def test_sotdd_n2000_L1000(benchmark, labelled_pair):
+    benchmark(lambda: sotdd(*labelled_pair, n_projections=1000, seed=0))
+
+
+def test_otdd_exact_n2000(benchmark, labelled_pair):
+    benchmark.pedantic(lambda: otdd_exact(*labelled_pair), rounds=2, iterations=1)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return gaussian_mixture(8000, 32, 20, np.random.default_rng(0))
+
+
+def test_forest_completion_n8000(benchmark, blobs):
+    benchmark(lambda: forest_completion_mst(blobs, seed=0))
+
+
+def test_exact_prim_n8000(benchmark, blobs):
+    benchmark.pedantic(lambda: exact_mst(blobs, method="prim"), rounds=2, iterations=1)
+
+
+def test_dct_gmm_ci_test_n1000_p5(benchmark):
+    W = np.zeros((5, 5))
+    W[1, 0] = W[2, 1] = W[3, 2] = W[4, 3] = 0.5
+    observed, _ = simulate(W, 1000, 4, 0)
+    benchmark(lambda: ci_test(observed, 0, 4, [1, 2, 3]))
+
+
+def test_sks_elliptic_64(benchmark):
+    benchmark(lambda: solve_sks(nonlinear_elliptic(), 64))
+
+
+def test_daks_elliptic_24(benchmark):
+    benchmark.pedantic(lambda: solve_daks(nonlinear_elliptic(), 24), rounds=2, iterations=1)
