@@ -72,6 +72,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
     publish = mode == "book" and not {k for k in overrides if k != "mode"}
     tag = run_tag(mode, overrides)
     target = py.with_suffix(".ipynb") if publish else paths.RUNS / chapter / f"{py.stem}.{tag}.ipynb"
+    source_sha256 = sha256_file(py)  # what is executed, even if the file is edited meanwhile
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="icml25-run-") as tmp:
         source_nb = notebooks.read_source(py)
@@ -117,7 +118,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
         record = json.loads(record_path.read_text())
         record["duration_s"] = round(seconds, 1)  # wall time, kernel start-up included
         record["source"] = paths.relative(py)
-        record["source_sha256"] = sha256_file(py)
+        record["source_sha256"] = source_sha256
         record["overrides"] = {k: v for k, v in overrides.items() if k != "mode"}
         nb = nbformat.read(out_path, as_version=4)
         _strip_execution_metadata(nb)
