@@ -28,29 +28,39 @@ def _title(chapter: notebooks.Chapter) -> str:
     return chapter.name
 
 
-def chapter_table(chapter: notebooks.Chapter) -> str:
-    rows = []
-    for py in chapter.notebooks:
-        for c in state(py).claims:
-            rows.append([c["statement"], c["paper"], c["measured"], _verdict(c), c["note"]])
+def _claims_table(states) -> str | None:
+    rows = [[c["statement"], c["paper"], c["measured"], _verdict(c), c["note"]]
+            for s in states for c in s.claims]
     if not rows:
-        return f"{HEADER}\n\nNo executed claims yet.\n"
-    table = markdown_table(["claim (as checked here)", "paper", "ours", "verdict", "note"], rows)
-    return f"{HEADER}\n\n{table}\n"
+        return None
+    return markdown_table(["claim (as checked here)", "paper", "ours", "verdict", "note"], rows)
+
+
+def chapter_table(chapter: notebooks.Chapter) -> str:
+    """The chapter's own table, included by its ``index.md``."""
+    table = _claims_table([state(py) for py in chapter.notebooks])
+    return f"{HEADER}\n\n{table or 'No executed claims yet.'}\n"
 
 
 def ledger_page(chapters: list[notebooks.Chapter]) -> str:
-    rows, held, total = [], 0, 0
+    """The whole book's ledger: one section per chapter, with its runtime and verdict count."""
+    sections, held, total = [], 0, 0
     for chapter in chapters:
         states = [state(py) for py in chapter.notebooks]
+        claims = [c for s in states for c in s.claims]
+        held += sum(c["holds"] for c in claims)
+        total += len(claims)
         runtime = sum(s.duration or 0 for s in states)
-        for s in states:
-            for c in s.claims:
-                total += 1
-                held += c["holds"]
-                link = f"[{chapter.number:02d}](../chapters/{chapter.name}/index.md)"
-                rows.append([link, c["statement"], c["paper"], c["measured"], _verdict(c),
-                             f"{runtime:.0f} s", c["note"]])
+        table = _claims_table(states)
+        sections += [
+            f"## {_title(chapter)}",
+            "",
+            f"[Read the chapter](../chapters/{chapter.name}/index.md) · book-mode runtime "
+            f"{runtime:.0f} s · {sum(c['holds'] for c in claims)} of {len(claims)} claims hold",
+            "",
+            table or "No executed claims yet.",
+            "",
+        ]
     parts = [
         HEADER,
         "",
@@ -61,16 +71,12 @@ def ledger_page(chapters: list[notebooks.Chapter]) -> str:
         "the executed notebooks; a claim that does not hold at our scale is listed as such, with "
         "the figure we measured and the reason the chapter gives.",
         "",
-        f"**{held} of {total} claims hold** at the book's scale.",
+        f"**{held} of {total} claims hold** at the book's scale." if total else
+        "No chapter has been executed yet.",
         "",
+        *sections,
     ]
-    if rows:
-        parts.append(markdown_table(
-            ["chapter", "claim (as checked here)", "paper", "ours", "verdict", "chapter runtime",
-             "note"], rows))
-    else:
-        parts.append("No chapter has been executed yet.")
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts).rstrip("\n") + "\n"
 
 
 def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str]:
