@@ -99,7 +99,7 @@ for m in METHODS:
         cells.append(f"{k / len(p):.3f} [{lo:.3f}, {hi:.3f}]")
     print(f"{m:26s}" + "".join(f"{c:>22s}" for c in cells))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(2, height=3.2)
 for m, marker in zip(METHODS, "osd^"):
     rates = [size_table[m, n] for n in size.ns]
@@ -188,7 +188,7 @@ print("power against b (n = 500):")
 for b, row in power_b.items():
     print(f"  b = {b:.1f}:    " + ", ".join(f"{m} {v:.2f}" for m, v in row.items()))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(2, height=3.1, sharey=True)
 for m, marker in zip(POWER_METHODS, "osd"):
     axes[0].plot(list(power_n), [power_n[n][m] for n in power_n], marker + "-", label=m)

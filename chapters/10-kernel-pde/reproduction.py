@@ -72,7 +72,7 @@ for name, (pde, grids_sks, grids_daks) in benchmarks.items():
         "FD": {n: solve_fd(pde, n).error for n in size.grids_fd},
     }
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(3, height=3.1, sharey=True)
 for ax, (name, by_method) in zip(axes, errors.items()):
     for (method, errs), marker in zip(by_method.items(), "osd"):
@@ -172,7 +172,7 @@ for method, (solver, grids) in solvers.items():
         if cost[method][n] < 1.0:
             memory[method][n], _ = book.measure.peak_memory_mib(lambda: solver(pde, n))
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(2, height=3.2)
 for (method, by_n), marker in zip(cost.items(), "osd"):
     ns = np.array(sorted(by_n))

@@ -115,7 +115,7 @@ plt.show()
 # a case. The proof routes the closest pair $(u, v)$ through the representatives with the triangle
 # inequality, and the detour from $u$ to $r_i$ is paid for by the forest's own path between them.
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = book.figure(height=4.2)
 ax.scatter(*X.T, s=4, color="grey")
 draw_tree(ax, X, forest, color=book.PALETTE[0], lw=1)
@@ -179,7 +179,7 @@ random_parts = np.random.default_rng(seed + 1).integers(0, size.n_clusters, size
 bad_tree = forest_completion_mst(X, components=random_parts)
 bad = report("random forest  ", bad_tree)
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(2, height=3.3, sharex=True, sharey=True)
 for ax, t_, title in [(axes[0], tree, "k-center forest"), (axes[1], bad_tree, "random forest")]:
     ax.scatter(*X.T, s=4, color="grey")

@@ -193,7 +193,7 @@ book.claim(
     holds=rho >= 0.8,
 )
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = book.figure(height=3.2)
 ax.plot(sweep[:, 1], sweep[:, 2], "o-", label="measured weight / MST")
 g = np.linspace(1, sweep[:, 1].max(), 50)
@@ -248,7 +248,7 @@ for n in ns:
     print(f"{n:6d}   {mfc:15d}   {mfc / full:15.1%}   {ratio:10.3f}")
 print(f"log-log slope of MFC's evaluation count: {eval_slope:.2f} (exact: 2)")
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = book.figure(2, height=3.2)
 axes[0].loglog(ns, [evaluations[n][0] for n in ns], "o-", label=f"MFC (slope {eval_slope:.2f})")
 axes[0].loglog(ns, [evaluations[n][1] for n in ns], "s-", label="exact (slope 2)")
@@ -322,7 +322,7 @@ for n in size.n_grid:
 agree = all(abs(w_prim - w_mlpack) <= 1e-6 * w_prim for w_prim, w_mlpack, _ in plane_weights.values())
 print(f"mlpack's EMST weight equals the exact MST weight at every n: {agree}")
 
-# %%
+# %% tags=["hide-input"]
 fig, ax = book.figure(height=3.0)
 for (method, c), marker in zip(plane.items(), "osd"):
     ax.loglog(sorted(c), [c[n] for n in sorted(c)], marker + "-", label=method)
