@@ -16,3 +16,4 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 settings.register_profile("book", derandomize=True, deadline=None, database=None)
 settings.load_profile("book")
+

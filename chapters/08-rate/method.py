@@ -1,0 +1,231 @@
+# %% [markdown]
+# # The method: rewrite twice
+#
+# A reward model $R$ scores responses. Does it reward *sentiment*, or *length*, or *formality*? The
+# tempting answer compares the mean reward of responses with the attribute to those without it.
+# That answers another question: responses that differ in sentiment also differ in everything that
+# comes with it in the data (here: positive reviews are more often typo-ridden), and the reward
+# model may be reacting to that.
+#
+# Reber et al. {cite}`reber2025rate` want the *causal* effect, the mean of
+# $R(Y(1)) - R(Y(0))$ over pairs of responses that differ **only** in the attribute, and get the
+# missing half of each pair by asking an LLM to rewrite the response:
+#
+# > A key challenge is that these rewrites are imperfect in a manner that can induce substantial
+# > bias in the estimated sensitivity of the reward model to the attribute. The core idea of RATE is
+# > to adjust for this imperfect-rewrite effect by rewriting *twice*.
+#
+# This notebook shows the three estimators on one small sample that we can read review by review.
+# No instruction-following LLM runs offline on this machine, so the rewriter is a set of rules with a
+# stated, LLM-like flaw: **it also fixes typos** (GPT-4o does, in the paper's own example). The
+# reviews come from a generator that can write any review in all 16 combinations of four
+# attributes, which gives the exact counterfactual and so the true effect.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from icml25 import book, rate
+
+SIZES = {
+    "quick": dict(pool=300, n=600),
+    "book": dict(pool=1000, n=2000),
+    "paper": dict(pool=3000, n=10000),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+pool = rate.make_pool(size.pool, seed)
+table = rate.lexicon_reward(pool.texts)  # table[review, version]
+
+# %% [markdown]
+# ## One review, its rewrites and its counterfactual
+#
+# A review is a skeleton (product, sentences, typo positions) in one of 16 versions: the version
+# code's bits are the attributes `sentiment`, `length`, `formality` and `typos`. Here is a short,
+# casual, positive review with typos ($W=1$), the rewrite to negative $\text{Re}(y,0)$, the rewrite
+# of that rewrite back to positive $\text{Re}(\text{Re}(y,0),1)$, and the true counterfactual
+# $Y(0)$, which no real data set has:
+
+# %%
+code = rate.bit("sentiment") | rate.bit("typos")
+fixer = rate.RuleRewriter("sentiment", fix_typos=1.0)
+once = fixer([0], [code], 0, run.rng)[0]
+twice = fixer([0], [once], 1, run.rng)[0]
+truth_code = code & ~rate.bit("sentiment")
+for label, c in [("y (W=1)", code), ("Re(y, 0)", once), ("Re(Re(y, 0), 1)", twice),
+                 ("Y(0), the truth", truth_code)]:
+    print(f"{label:16s} R = {table[0, c]:+.3f}  {pool.texts[0, c]}")
+
+# %% [markdown]
+# The reward here is a transparent stand-in for a reward model (`rate.lexicon_reward`): it counts
+# positive and negative words, penalises words outside the vocabulary (typos) and likes longer
+# texts a little,
+#
+# $$R(y) = 0.3\,\frac{\#\text{pos}-\#\text{neg}}{\sqrt{|y|}} - 2\cdot\text{typo share} + 0.1\log|y|.$$
+#
+# The true effect of making this review negative is $R(Y(0)) - R(y)$. The single rewrite measures
+# $R(\text{Re}(y,0)) - R(y)$ instead, which adds the reward of fixing the typos. RATE compares the
+# two rewritten texts, $R(\text{Re}(\text{Re}(y,0),1))$ and $R(\text{Re}(y,0))$: both are clean, the
+# typo fix appears on both sides and cancels.
+
+# %% [markdown]
+# ## The three estimators on a confounded sample
+#
+# Draw {glue:text}`n_toy` reviews in which the attribute and the typos are correlated:
+# $P(\text{typos}\mid W=1) = 0.9$ and $P(\text{typos}\mid W=0)=0.1$ (phi coefficient 0.8), the
+# other attributes at random. For the $W=1$ reviews (ATT) the estimators average
+#
+# | estimator | contrast per review |
+# | --- | --- |
+# | naive | difference of the two groups' mean rewards |
+# | single rewrite | $R(y) - R(\text{Re}(y,0))$ |
+# | RATE | $R(\text{Re}(\text{Re}(y,0),1)) - R(\text{Re}(y,0))$ |
+#
+# and mirror images for the $W=0$ reviews (ATU); the ATE weights the two by the group sizes.
+
+# %%
+book.glue("n_toy", size.n)
+probs = rate.design("sentiment", phi=0.8)
+reviews, codes = rate.sample(pool.size, size.n, probs, run.rng)
+estimates = rate.effects_from_table(table, reviews, codes, fixer, run.rng)
+truth = rate.true_effects(table, "sentiment", None, reviews, codes)
+shown = estimates.estimate.unstack()[["ATT", "ATU", "ATE"]]
+shown.loc["truth (exact counterfactuals)"] = [truth[t] for t in shown.columns]
+shown.round(3)
+
+# %% tags=["nbval-check-output"]
+rate_error = abs(estimates.estimate[("RATE", "ATE")] - truth["ATE"])
+naive_error = abs(estimates.estimate[("naive", "ATE")] - truth["ATE"])
+book.glue("toy_rate_error", rate_error)
+book.glue("toy_naive_error", naive_error)
+book.claim(
+    "toy-exact",
+    "RATE recovers the sample ATE to 1e-9 when the reward is additive and the artefact consistent",
+    rate_error,
+    digits=12,
+    paper="RATE is unbiased when the rewrite error is the same in both directions (validity result)",
+    holds=rate_error < 1e-9,
+    note="ours: |RATE - truth|; exact by construction here, as the brief warns",
+)
+
+# %% [markdown]
+# The naive contrast is off by {glue:text}`toy_naive_error:.3f`: positive reviews carry the typo
+# penalty. RATE is off by {glue:text}`toy_rate_error:.1e`, that is, not at all; with this additive
+# reward and a rewriter that always fixes typos that is **by construction**, not an empirical
+# finding. The single rewrite errs on the ATT and the ATU in opposite directions: its artefact
+# (fixing typos) always adds reward to the *rewritten* side, which enters the ATT with a minus
+# sign and the ATU with a plus sign; the ATE is left with the difference, weighted by the typo rates
+# of the two groups. The figure shows the per-review contrasts for the $W=1$ reviews.
+
+# %% tags=["hide-input"]
+w, once_codes, twice_codes = rate.rewrites(reviews, codes, fixer, run.rng)
+treated = w == 1
+ite = rate.individual_effects(table, "sentiment")[reviews, codes][treated]
+single = (table[reviews, codes] - table[reviews, once_codes])[treated]
+rate_d = (table[reviews, twice_codes] - table[reviews, once_codes])[treated]
+fig, ax = book.figure(height=3.0)
+bins = np.linspace(min(single.min(), ite.min()), max(single.max(), ite.max()), 40)
+ax.hist(ite, bins, alpha=0.5, label="true effect $R(Y(1))-R(Y(0))$", color=book.PALETTE[0])
+ax.hist(single, bins, histtype="step", lw=2, label="single rewrite", color=book.PALETTE[1])
+ax.hist(rate_d, bins, histtype="step", lw=2, ls="--", label="RATE", color=book.PALETTE[2])
+ax.set_xlabel("per-review contrast (W = 1 reviews)")
+ax.set_ylabel("reviews")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# The single-rewrite contrasts of the typo'd reviews are shifted left by the typo penalty; RATE's
+# contrasts lie on the true ones.
+#
+# ## Why it works, and when it does not
+#
+# Write a rewrite as the true counterfactual plus an artefact: $R(\text{Re}(y, w)) = R(Y(w)) +
+# \varepsilon_w(y)$. Then, for the $W=1$ reviews,
+#
+# $$\underbrace{R(\text{Re}(\text{Re}(y,0),1)) - R(\text{Re}(y,0))}_{\text{RATE}}
+#   = R(Y(1)) - R(Y(0)) + \big(\varepsilon_1 - \varepsilon_0\big),$$
+#
+# where both artefacts are those of *rewritten* texts, whereas the single rewrite carries
+# $-\varepsilon_0$ alone. RATE needs $\varepsilon_1$ and $\varepsilon_0$ to agree on average. Two
+# rewriters break that, and [the reproduction](reproduction.ipynb) measures both:
+#
+# * one whose artefact depends on the direction (it also lengthens the text whenever it writes
+#   positive), and
+# * one that fixes typos only now and then, independently at each call: then the second rewrite
+#   fixes typos the first one left, and the two sides no longer carry the same artefact.
+
+# %%
+pushy = rate.RuleRewriter("sentiment", fix_typos=1.0, push={"length": 1})
+biased = rate.effects_from_table(table, reviews, codes, pushy, run.rng).estimate[("RATE", "ATE")]
+book.glue("pushy_bias", biased - truth["ATE"])
+
+# %% [markdown]
+# With the lengthening rewriter RATE's ATE on the same sample is off by
+# {glue:text}`pushy_bias:+.3f`, the reward's taste for length times the share of short reviews.
+#
+# ## Exercises
+#
+# ```{exercise} Single rewrite: biases of opposite sign
+# :label: ex-rate-single
+#
+# Write the single rewrite's bias on the ATT, the ATU and the ATE in terms of the typo penalty $c$
+# (the reward gained by fixing a review's typos, taken constant) and $P(\text{typos}\mid W=w)$.
+# Show that with equal typo rates in both groups ($\phi=0$) the ATE is unbiased although the ATT
+# and the ATU are not, and check the formula on the table above.
+# ```
+#
+# ```{solution} ex-rate-single
+# :class: dropdown
+#
+# For $W=1$ the contrast is $R(y) - R(\text{Re}(y,0))$; a typo'd $y$ loses $c$ against its clean
+# rewrite, so the bias is $-c\,P(\text{typos}\mid W=1)$. For $W=0$ the contrast is
+# $R(\text{Re}(y,1)) - R(y)$, biased by $+c\,P(\text{typos}\mid W=0)$. The ATE's bias is
+# $c\,[\,n_0 P(\text{typos}\mid W=0) - n_1 P(\text{typos}\mid W=1)\,]/n$, zero when the two typo
+# rates are equal and the groups balanced. Here the rates are $0.9$ and $0.1$, so the ATT's bias is
+# about nine times the ATU's, with the opposite sign. The penalty $c$ is not constant (it depends
+# on the review's length and on how many words the typos hit, and the clean $W=0$ reviews that are
+# rewritten differ from the typo'd $W=1$ ones), so the ratio in the table is only roughly nine.
+# ```
+#
+# ```{exercise} A forgetful rewriter
+# :label: ex-rate-coin
+#
+# `RuleRewriter("sentiment", fix_typos=q, consistent=False)` fixes a review's typos with
+# probability $q$, independently at each call. Derive RATE's bias on the ATT as a function of $q$,
+# and check it numerically on the sample above for $q = 0.25, 0.5, 0.75$.
+# ```
+#
+# ```{solution} ex-rate-coin
+# :class: dropdown
+#
+# A typo'd $W=1$ review stays typo'd after the first rewrite with probability $1-q$; the second
+# rewrite then fixes it with probability $q$. Only in that case do the two rewritten texts differ in
+# typos, and the clean one is on the plus side, so the bias is $+\bar c\,q(1-q)\,P(\text{typos}\mid
+# W=1)$, zero at $q\in\{0,1\}$ and largest at $q=1/2$ (half the single rewrite's bias there).
+# ```
+#
+# ```{exercise} Bring your own rewriter
+# :label: ex-rate-llm
+#
+# `rate.estimate(w, r_obs, r_once, r_twice)` needs only rewards. Sketch how an LLM rewriter would
+# plug in (which texts to send, which to score), and how you would check, on a few hundred examples,
+# whether its artefact depends on the direction of the rewrite.
+# ```
+#
+# ```{solution} ex-rate-llm
+# :class: dropdown
+#
+# For each response send "rewrite to $1-w$", score the result ($r_\text{once}$), send that back with
+# "rewrite to $w$" and score it ($r_\text{twice}$). To probe direction dependence, measure off-target
+# features of both rewrites (length, typo count, formality markers) against the originals:
+# $\text{Re}(\cdot,1)$ and $\text{Re}(\cdot,0)$ should change them by the same amount. A reward
+# model that is known to ignore the attribute (e.g. shuffled labels) gives a null check: RATE should
+# find no effect.
+# ```
+
+# %%
+book.finish()
