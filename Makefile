@@ -17,10 +17,13 @@ help:
 	@echo "make status               stale or fresh, durations, claims"
 	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
 
-$(STAMP): requirements.txt pyproject.toml
+# requirements-nodeps.txt: packages installed without their dependencies (sae-probes ships the
+# probing data sets; its own dependencies would pull a large model stack that the book never uses).
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -1,0 +1,302 @@
+# %% [markdown]
+# # Reproduction: four regimes, twenty data sets, six probes
+#
+# > We find that although SAE probes occasionally outperform baselines on individual datasets,
+# > they do not consistently outperform baselines [...] and adding SAE probes to a quiver of
+# > baselines does not meaningfully improve performance. (Kantamneni, Engels et al., 2025)
+#
+# The paper's four regimes, on the 20 data sets of [the method notebook](method.ipynb), at the middle
+# layer (block 3 of 6) of all-MiniLM-L6-v2:
+#
+# * **data scarcity**: balanced training sets of a handful to hundreds of texts;
+# * **class imbalance**: a fixed training size with few positives;
+# * **label noise**: a share of the training labels flipped;
+# * **covariate shift**: trained in distribution, tested on the package's shifted test sets (eight
+#   data sets: fictional characters, typos, surname first, other languages...).
+#
+# Probes (scikit-learn): logistic regression, PCA + logistic regression, $k$-NN, an MLP and
+# gradient-boosted trees on the activations (the paper's baselines; its trees are XGBoost, ours are
+# scikit-learn's histogram booster), and the SAE probe. Hyperparameters are chosen on a stratified
+# validation split of the training set; the test set of each data set is fixed and balanced.
+
+# %% tags=["parameters"]
+mode = "book"  # choices: quick, book, paper
+seed = 0
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import cross_val_predict
+
+from icml25 import book
+from icml25 import sae_probing as sp
+
+SIZES = {
+    "quick": dict(n_latents=1024, epochs=3, grid="fixed", datasets=4,
+                  settings=dict(scarcity=(8, 64), imbalance=(0.1,), noise=(0.2,)), jobs=2),
+    "book": dict(n_latents=2048, epochs=10, grid="small", datasets=20,
+                 settings=dict(scarcity=(4, 16, 64, 256), imbalance=(0.05, 0.2, 0.5),
+                               noise=(0.0, 0.2, 0.4)), jobs=2),
+    "paper": dict(n_latents=4096, epochs=20, grid="paper", datasets=20,
+                  settings=dict(scarcity=(2, 4, 8, 16, 32, 64, 128, 256),
+                                imbalance=(0.01, 0.05, 0.1, 0.2, 0.5),
+                                noise=(0.0, 0.1, 0.2, 0.3, 0.4)), jobs=2),
+}
+run = book.setup(mode=mode, seed=seed, sizes=SIZES)
+size = run.size
+LAYER = 3
+data = sp.load()
+# Quick mode keeps the data sets with shifted test sets first, so that every regime runs.
+names = data.names[: size.datasets]
+sae, _ = sp.train_sae(data.rows(LAYER), n_latents=size.n_latents, epochs=size.epochs, seed=seed)
+probes = sp.baseline_probes(size.grid, seed=seed) + sp.sae_probes(sae)
+
+# %% [markdown]
+# ## 1. The sweep
+#
+# {glue:text}`n_names` data sets; training sizes {glue:text}`scarcity` (scarcity), positive
+# shares {glue:text}`imbalance` at 128 training texts (imbalance), flipped shares
+# {glue:text}`noise` at 128 (noise), and the shifted test sets. Every evaluation fits every probe
+# with its grid; the data sets are spread over {glue:text}`jobs` processes.
+
+# %%
+book.glue("n_names", len(names))
+book.glue("jobs", size.jobs)
+for regime, settings in size.settings.items():
+    book.glue(regime, ", ".join(f"{s:g}" for s in settings))
+started = time.perf_counter()
+results = pd.concat([
+    sp.run_regime(data, LAYER, regime, size.settings.get(regime), probes, datasets=names,
+                  seed=seed, n_jobs=size.jobs)
+    for regime in sp.REGIMES
+], ignore_index=True)
+book.glue("sweep_s", time.perf_counter() - started)
+book.glue("n_evals", len(results.groupby(["dataset", "regime", "setting"])))
+mean_auc = results.pivot_table(index="regime", columns="probe", values="test_auc", aggfunc="mean")
+mean_auc.loc[list(sp.REGIMES)].round(3)
+
+# %% [markdown]
+# Mean test AUC per probe and regime over data sets and settings ({glue:text}`n_evals`
+# evaluations in {glue:text}`sweep_s:.0f` s). Logistic regression on the raw activations is the
+# strongest single probe nearly everywhere; the SAE probe trails the linear baselines.
+#
+# ## 2. Does the SAE probe beat the best baseline?
+#
+# Per data set and setting, the SAE probe (its $k$ chosen on validation) against the baseline
+# that validation would pick (what a practitioner deploys), and against the best baseline *on the
+# test set* (the strictest bar). Then the paper's ensemble question: the best-on-validation probe
+# among the baselines only, against the same among baselines plus the SAE probe; the mean gain in
+# test AUC with a bootstrap 95% interval over data sets and settings.
+
+# %%
+wins_quiver = sp.sae_wins(results, "quiver")
+wins_oracle = sp.sae_wins(results, "oracle")
+quivers = sp.compare_quivers(results)
+rows = []
+for regime in sp.REGIMES:
+    q = quivers[quivers.regime == regime]
+    mean, low, high = sp.bootstrap_mean_ci(q.gain.to_numpy(), seed=seed)
+    diff = wins_quiver[wins_quiver.regime == regime]
+    rows.append({
+        "regime": regime,
+        "evaluations": len(q),
+        "SAE beats chosen baseline": diff.sae_wins.mean(),
+        "SAE beats best baseline (test)": wins_oracle[wins_oracle.regime == regime].sae_wins.mean(),
+        "mean SAE - chosen baseline": (diff.sae - diff.baseline).mean(),
+        "quiver, baselines": q.baselines.mean(),
+        "quiver, + SAE": q.with_sae.mean(),
+        "gain": mean, "gain low": low, "gain high": high,
+        "SAE picked": q.sae_chosen.mean(),
+    })
+verdict = pd.DataFrame(rows).set_index("regime")
+verdict.round(3).T
+
+# %% tags=["hide-input"]
+fig, axes = book.figure(2, height=3.2)
+for i, regime in enumerate(sp.REGIMES):
+    d = wins_quiver[wins_quiver.regime == regime]
+    axes[0].scatter(d.baseline, d.sae, s=12, color=book.PALETTE[i], label=regime, alpha=0.7)
+    q = quivers[quivers.regime == regime]
+    axes[1].scatter(np.full(len(q), i) + np.linspace(-0.25, 0.25, len(q)), q.gain, s=10,
+                    color=book.PALETTE[i], alpha=0.7)
+    axes[1].errorbar(i, verdict.loc[regime, "gain"],
+                     yerr=[[verdict.loc[regime, "gain"] - verdict.loc[regime, "gain low"]],
+                           [verdict.loc[regime, "gain high"] - verdict.loc[regime, "gain"]]],
+                     fmt="D", color="black", capsize=3)
+axes[0].plot([0.3, 1], [0.3, 1], color="grey", lw=0.8)
+axes[0].set_xlabel("test AUC, baseline chosen on validation")
+axes[0].set_ylabel("test AUC, SAE probe")
+axes[0].legend(fontsize=7)
+axes[1].axhline(0, color="grey", lw=0.8)
+axes[1].set_xticks(range(len(sp.REGIMES)), sp.REGIMES, fontsize=8)
+axes[1].set_ylabel("quiver gain from adding the SAE probe")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+win_share = wins_quiver.sae_wins.mean()
+oracle_any = wins_oracle.sae_wins.sum()
+upper = verdict["gain high"].max()
+book.glue("win_share", win_share)
+book.glue("oracle_any", int(oracle_any))
+book.claim(
+    "sae-occasionally-wins",
+    "the SAE probe beats the best baseline (on the test set) on some data sets and settings",
+    int(oracle_any),
+    paper="SAE probes occasionally outperform baselines on individual datasets",
+    holds=oracle_any > 0,
+    note=f"ours: count of wins over {len(wins_oracle)} evaluations",
+)
+book.claim(
+    "sae-not-consistent",
+    "the SAE probe beats the validation-chosen baseline in under half of the evaluations, "
+    "in every regime",
+    verdict["SAE beats chosen baseline"].max(),
+    paper="SAE probes do not consistently outperform baselines",
+    holds=bool((verdict["SAE beats chosen baseline"] < 0.5).all()),
+    note="ours: the largest share over the four regimes",
+)
+book.claim(
+    "quiver-no-help",
+    "adding the SAE probe to the quiver of baselines gains under 0.01 AUC (upper 95% bound, "
+    "every regime)",
+    upper,
+    paper="adding SAE probes to a quiver of baselines does not meaningfully improve performance",
+    holds=upper < 0.01,
+    note="ours: the largest upper bound of the mean gain over regimes",
+)
+
+
+# %% [markdown]
+# The SAE probe beats the baseline a practitioner would pick in {glue:text}`win_share:.0%` of the
+# evaluations, and the best baseline on the test set in {glue:text}`oracle_any` of them, mostly on
+# data sets near chance level or near saturation, where the ranking of probes is noise
+# (exercise 3). Added to the quiver, it is picked now and then
+# on validation and changes the test AUC by about nothing: the paper's conclusion, reproduced with a
+# much smaller language model and SAE.
+#
+# ## 3. An "interpretability" use: finding mislabelled examples
+#
+# The paper also looks at uses where interpretability should shine, such as spotting problems in
+# a data set (we could not check its exact wording here). We flip 10% of the labels of each data set and
+# score every text by how little a cross-validated probe believes its (possibly wrong) label,
+# once with logistic regression on the raw activations (the simple, non-SAE way) and once on the
+# 128 top SAE latents; the AUC of that score for finding the flipped texts:
+
+# %%
+def suspicion_auc(features, y_noisy, flipped):
+    """AUC of 1 - P(given label) from 5-fold cross-validated logistic regression."""
+    p = cross_val_predict(LogisticRegression(C=1.0, max_iter=1000), features, y_noisy, cv=5,
+                          method="predict_proba")
+    return roc_auc_score(flipped, 1 - p[np.arange(len(y_noisy)), y_noisy])
+
+
+rows = []
+for name in names:
+    X, y = data.get(name, LAYER)
+    rng = np.random.default_rng([seed, 7])
+    flipped = np.zeros(len(y), bool)
+    flipped[rng.choice(len(y), len(y) // 10, replace=False)] = True
+    y_noisy = np.where(flipped, 1 - y, y)
+    latents = sp.SAELatents(sae, 128).fit(X, y_noisy).transform(X)
+    standardise = lambda Z: (Z - Z.mean(0)) / (Z.std(0) + 1e-8)  # noqa: E731
+    rows.append(dict(dataset=name, raw=suspicion_auc(standardise(X), y_noisy, flipped),
+                     sae=suspicion_auc(standardise(latents), y_noisy, flipped)))
+label_errors = pd.DataFrame(rows).set_index("dataset")
+mean_gap, gap_low, gap_high = sp.bootstrap_mean_ci((label_errors.sae - label_errors.raw).to_numpy(),
+                                                  seed=seed)
+book.glue("raw_auc", label_errors.raw.mean())
+book.glue("sae_auc", label_errors.sae.mean())
+book.glue("gap", mean_gap)
+book.glue("gap_low", gap_low)
+book.glue("gap_high", gap_high)
+label_errors.round(3)
+
+# %% tags=["nbval-check-output"]
+book.claim(
+    "label-errors",
+    "SAE latents find mislabelled texts no better than the raw-activation probe (mean AUC "
+    "difference <= 0.01)",
+    mean_gap,
+    digits=3,
+    paper="SAE latents can surface data set problems such as label errors (wording unverified)",
+    holds=mean_gap <= 0.01,
+    note=f"ours: mean (SAE - raw) detection AUC, 95% CI [{gap_low:.3f}, {gap_high:.3f}]",
+)
+
+# %% [markdown]
+# Both find the flipped labels above chance on most data sets (mean detection AUC
+# {glue:text}`raw_auc:.2f` raw, {glue:text}`sae_auc:.2f` through the SAE; difference
+# {glue:text}`gap:+.3f`, 95% interval {glue:text}`gap_low:+.3f` to {glue:text}`gap_high:+.3f`).
+# The SAE route adds a step that one can read (which latents disagree with a label), not a better
+# detector: here it is the worse one.
+#
+# ## What this reproduces, and what it cannot
+#
+# * The paper's two conclusions hold at our scale: SAE probes win only occasionally, and do not
+#   improve a quiver of baselines, in all four regimes.
+# * Our "language model" is a 22M-parameter sentence encoder, not Gemma-2-9B, and our SAE is trained
+#   on 8,000 activations of the probing texts themselves (no labels), not on billions of tokens of
+#   web text; the paper's SAEs are far richer. A better SAE could change the numbers; the paper's
+#   finding is that with the best SAEs available it did not change the conclusion.
+# * Differences in protocol, stated in `icml25.sae_probing`: one stratified validation split at
+#   every size (the paper uses cross-validation on small sets), a balanced test set in the imbalance
+#   regime, and histogram gradient boosting in place of XGBoost.
+#
+# ## Exercises
+#
+# ```{exercise} The last layer
+# :label: ex-sae-layer6
+#
+# Rerun the sweep at layer 6 (`LAYER = 6`, with an SAE trained on `data.rows(6)`). Does anything in
+# the verdict table change? Why might the last layer of a sentence encoder suit linear probes
+# particularly well?
+# ```
+#
+# ```{solution} ex-sae-layer6
+# :class: dropdown
+#
+# The verdict does not change (the gains stay within a few thousandths of zero). The last layer of
+# all-MiniLM-L6-v2 is trained so that cosine similarity of mean-pooled states reflects meaning: a
+# linear structure by design, which a logistic regression uses directly and an SAE can only
+# approximate.
+# ```
+#
+# ```{exercise} A fair quiver
+# :label: ex-sae-quiver
+#
+# With tiny training sets the validation split has one or two examples per class, so the quiver
+# picks its probe almost at random. Replace the validation split by leave-two-out or 6-fold
+# cross-validation (as the paper does for small sets) in `sp.evaluate` and rerun the scarcity regime.
+# ```
+#
+# ```{solution} ex-sae-quiver
+# :class: dropdown
+#
+# Cross-validation makes the choice more reliable at 4 to 16 examples, so the quiver gets closer to
+# the best probe on the test set; this can only narrow any gap in either direction, and at our
+# scale the gain from adding the SAE probe stays around zero.
+# ```
+#
+# ```{exercise} Where the SAE probe wins
+# :label: ex-sae-wins
+#
+# List the evaluations where the SAE probe beats the best baseline on the test set
+# (`wins_oracle[wins_oracle.sae_wins]`). How many are on data sets whose best AUC is below 0.6?
+# Would a paired test across seeds call any of them real?
+# ```
+#
+# ```{solution} ex-sae-wins
+# :class: dropdown
+#
+# Most wins sit on data sets near chance (best AUC close to 0.5), where the ranking of probes is
+# noise, or on saturated ones where every probe is near 1. Repeating the split with several seeds
+# and testing the paired AUC differences would leave few, if any, that persist.
+# ```
+
+# %%
+book.finish()
