@@ -7,6 +7,7 @@ that slows a kernel shows up as a number before it shows up as a chapter over it
 import numpy as np
 import pytest
 
+from icml25 import htmp, rate, sae_probing, tta
 from icml25.dct_gmm import ci_test, simulate
 from icml25.kernel_pde import nonlinear_elliptic, solve_daks, solve_sks
 from icml25.metric_mst import exact_mst, forest_completion_mst, gaussian_mixture
@@ -57,3 +58,34 @@ def test_sks_elliptic_64(benchmark):
 
 def test_daks_elliptic_24(benchmark):
     benchmark.pedantic(lambda: solve_daks(nonlinear_elliptic(), 24), rounds=2, iterations=1)
+
+
+def test_rate_effects_n2000(benchmark):
+    pool = rate.make_pool(300, 0)
+    table = rate.lexicon_reward(pool.texts)
+    rng = np.random.default_rng(0)
+    reviews, codes = rate.sample(pool.size, 2000, rate.design("sentiment", 0.5), rng)
+    rewriter = rate.RuleRewriter("sentiment")
+    benchmark(lambda: rate.effects_from_table(table, reviews, codes, rewriter, rng))
+
+
+def test_htmp_sample_and_fit_n2000(benchmark):
+    rng = np.random.default_rng(0)
+    benchmark(lambda: htmp.fit_kappa(htmp.sample_htmp(2000, 2.0, 1.0, rng), 2.0, (0.01, 30.0)))
+
+
+def test_tta_ssa_one_round(benchmark):
+    x_train, y_train, x_test, y_test = tta.load_digits16(0)
+    model = tta.train_source(x_train, y_train, seed=0)
+    stream = tta.make_stream(x_test, y_test, seed=0)
+    benchmark.pedantic(lambda: tta.run_stream(lambda: tta.SSA(model), stream), rounds=3,
+                       iterations=1)
+
+
+def test_sae_probing_scarcity_one_dataset(benchmark):
+    data = sae_probing.load()
+    sae, _ = sae_probing.train_sae(data.rows(3), n_latents=1024, epochs=2, seed=0)
+    probes = sae_probing.baseline_probes("small") + sae_probing.sae_probes(sae)
+    name = data.names[0]
+    benchmark.pedantic(lambda: sae_probing.run_regime(data, 3, "scarcity", (16, 256), probes,
+                                                      datasets=[name]), rounds=3, iterations=1)
