@@ -6,15 +6,17 @@ STAMP  := $(VENV)/.installed
 CHAPTER ?= all
 P ?=
 JOBS ?= 2
+SEEDS ?= 5
 
-.PHONY: help setup book html run quick paper status ledger clean-sources test test-fast bench clean
+.PHONY: help setup book html run quick paper status ledger robustness clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
 	@echo "make test                 run every test tier (library, notebooks, book, browser)"
 	@echo "make run CHAPTER=11       re-execute a chapter in book mode (P=\"seed=3\" to override)"
 	@echo "make quick CHAPTER=11     run a chapter in quick mode into _build/runs/"
-	@echo "make status               stale or fresh, durations, claims"
+	@echo "make robustness CHAPTER=11  re-run with seeds 0..SEEDS-1 (default 5); record verdicts"
+	@echo "make status               stale or fresh, durations and budgets, claims"
 	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
 
 # requirements-nodeps.txt: packages installed without their dependencies (data and model files;
@@ -29,7 +31,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(PY) -m icml25.book run --stale
+	$(PY) -m icml25.book run --stale --jobs $(JOBS)
 	$(PY) -m icml25.book ledger
 	$(MAKE) --no-print-directory html
 
@@ -49,6 +51,9 @@ paper: $(STAMP)
 
 status: $(STAMP)
 	$(PY) -m icml25.book status
+
+robustness: $(STAMP)
+	$(PY) -m icml25.book robustness $(filter-out all,$(CHAPTER)) --seeds $(SEEDS) --jobs $(JOBS)
 
 ledger: $(STAMP)
 	$(PY) -m icml25.book ledger

@@ -1,14 +1,45 @@
 """Root pytest setup, for the library tests and the chapter notebooks (nbval) alike.
 
-nbval does not compare glued values (``application/papermill.record/...``): they are
-full-precision floats for the prose, whose last digits follow the CPU's BLAS kernels (a re-run on
-another machine of the same kind differed in the 6th digit of a p-value). The claim lines, which
-nbval does compare in the tagged cells, are rounded by ``book.claim``.
+* Every kernel that nbval starts inherits the pinned CPU numerics of :mod:`icml25.book.numerics`
+  (one thread, AVX2 code paths on x86), as the runner's executions do.
+* A claim's output is compared as what it is, not as text: its verdict exactly, its value within
+  the tolerance the claim declares (:func:`icml25.book.claims.same_result`). The rendered box and
+  line around it are not compared, since they print the value.
+* nbval does not compare glued values (``application/papermill.record/...``): they are
+  full-precision floats for the prose, whose last digits follow the CPU's BLAS kernels.
 """
+
+from icml25.book import numerics
+from icml25.book.claims import compare_outputs, split_outputs
+
+numerics.pin_process()
 
 # myst-nb stores a glued value under "application/papermill.record/<its own mimetype>".
 GLUE_KEYS = tuple(f"application/papermill.record/{m}"
                   for m in ("text/plain", "text/html", "text/markdown", "image/png"))
+
+
+def _patch_nbval():
+    try:
+        from nbval.plugin import IPyNbCell
+    except ImportError:  # pragma: no cover - nbval is pinned in requirements.txt
+        return
+    if getattr(IPyNbCell.compare_outputs, "icml25", False):
+        return
+    original = IPyNbCell.compare_outputs
+
+    def compare_outputs(self, test, ref, skip_compare=None):
+        problems = compare_outputs(test, ref)
+        if problems:
+            self.comparison_traceback = ["Claims differ from the published notebook:", *problems]
+            return False
+        return original(self, split_outputs(test)[1], split_outputs(ref)[1], skip_compare)
+
+    compare_outputs.icml25 = True
+    IPyNbCell.compare_outputs = compare_outputs
+
+
+_patch_nbval()
 
 
 def pytest_collection_modifyitems(items):

@@ -78,31 +78,96 @@ def test_setup_rejects_bad_parameters(kwargs, message):
         book.setup(**kwargs)
 
 
-def test_claims_print_stable_lines_and_are_recorded(capsys):
+def test_claims_compute_their_verdict_and_print_stable_lines(capsys):
     book.setup(mode="quick", seed=0, sizes=SIZES)
-    assert book.claim("rho", "rho >= 0.9", 0.912345678, paper="0.90", holds=True) is None
-    book.claim("slope", "slope <= 1.3", np.float64(1.51), paper="linear", holds=False,
+    assert book.claim("rho", "rho >= 0.9", 0.912345678, ">=", 0.9, paper="0.90") is None
+    book.claim("slope", "slope <= 1.3", np.float64(1.51), "<=", 1.3, paper="linear",
                note="small n")
-    out = capsys.readouterr().out.splitlines()
-    assert out[0] == "[rho] HOLDS: rho >= 0.9 | ours: 0.912 | paper: 0.90"
-    assert out[1] == "[slope] DOES NOT HOLD: slope <= 1.3 | ours: 1.51 | paper: linear | small n"
-    assert [r.id for r in claims.recorded()] == ["rho", "slope"]
+    book.claim("gap", "gap > 0", 0.02, ">", 0, paper="positive", interval=(-0.01, 0.05))
+    book.claim("both", "a and b", True, "==", True, paper="both", kind="check")
+    book.claim("band", "coverage in [0.91, 0.99]", 0.95, "in", (0.91, 0.99), paper="95%")
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("[rho] HOLDS: rho >= 0.9 | ours: 0.912 (threshold ≥ 0.9) | "
+                                   "paper: 0.90")
+    assert "[slope] DOES NOT HOLD: slope <= 1.3 | ours: 1.51 (threshold ≤ 1.3)" in out
+    verdicts = {r.id: r.verdict for r in claims.recorded()}
+    assert verdicts == {"rho": "holds", "slope": "does not hold", "gap": "inconclusive",
+                        "both": "holds", "band": "holds"}
     assert claims.recorded()[0].measured == "0.912"
-    with pytest.raises(TypeError, match="holds must be a bool"):
-        book.claim("x", "x", 1.0, paper="", holds="yes")
+    assert claims.recorded()[2].ours() == "0.02 [-0.01, 0.05]"
+    assert claims.recorded()[3].kind == "check" and claims.recorded()[3].measured == "yes"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error, message",
+    [
+        (("x", "x", 1.0, "=>", 1), {}, ValueError, "op must be one of"),
+        (("x", "x", "high", ">=", 1), {}, TypeError, "claim value must be a number"),
+        (("x", "x", float("nan"), ">=", 1), {}, ValueError, "measured value is nan"),
+        (("x", "x", 1.0, "in", 1), {}, ValueError, "needs a \\(low, high\\) threshold"),
+        (("x", "x", 1.0, ">=", 1), {"kind": "fact"}, ValueError, "kind must be one of"),
+        (("x", "x", 1.0, ">=", 1), {"interval": (2, 1)}, ValueError, "interval must be"),
+        (("x", "x", 1.0, ">=", 1), {"rtol": -1}, ValueError, "non-negative"),
+        (("", "x", 1.0, ">=", 1), {}, ValueError, "non-empty string"),
+    ],
+)
+def test_bad_claims_are_refused(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        book.claim(*args, paper="", **kwargs)
+
+
+def test_verdict_edges():
+    assert claims.verdict(0.9, ">=", 0.9) == "holds"
+    assert claims.verdict(0.9, ">", 0.9) == "does not hold"
+    # The threshold strictly inside the interval: the run cannot tell.
+    assert claims.verdict(0.95, ">=", 0.9, (0.85, 1.0)) == "inconclusive"
+    assert claims.verdict(0.95, ">=", 0.9, (0.9, 1.0)) == "holds"
+    assert claims.verdict(0.95, "in", (0.91, 0.99), (0.90, 0.97)) == "inconclusive"
+
+
+def test_same_result_compares_the_verdict_exactly_and_the_value_within_tolerance():
+    ref = {"id": "a", "verdict": "holds", "value": 1.0, "rtol": 0.01, "atol": 0.0}
+    assert claims.same_result(ref, {**ref, "value": 1.009}) is None
+    assert "tolerance" in claims.same_result(ref, {**ref, "value": 1.02})
+    assert "verdict" in claims.same_result(ref, {**ref, "verdict": "does not hold"})
+    assert claims.same_result({**ref, "value": True}, {**ref, "value": False})
+
+
+def test_claim_outputs_are_compared_as_records():
+    def out(value, verdict="holds"):
+        return {"output_type": "display_data", "data": {
+            claims.MIME: {"id": "a", "verdict": verdict, "value": value, "rtol": 0.01,
+                          "atol": 0}, "text/plain": f"line {value}"}}
+    assert claims.compare_outputs([out(1.005)], [out(1.0)]) == []
+    assert claims.compare_outputs([out(1.1)], [out(1.0)])
+    assert claims.compare_outputs([out(1.0, "does not hold")], [out(1.0)])
+    assert claims.compare_outputs([], [out(1.0)])
+
+
+def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
+    from icml25.book import numerics
+
+    env = numerics.pinned({"OPENBLAS_CORETYPE": "Zen", "OMP_NUM_THREADS": "8"})
+    assert env["OMP_NUM_THREADS"] == "1"
+    if numerics.is_x86():
+        assert env["OPENBLAS_CORETYPE"] == "Zen"  # the machine's choice is never overridden
+        assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["MKL_CBWR"] == "AVX2"
+        assert numerics.pinned({})["OPENBLAS_CORETYPE"] == "Haswell"
+    assert numerics.describe()["cpu"]
 
 
 def test_finish_writes_the_record_where_the_runner_asks(tmp_path, monkeypatch):
     book.setup(mode="quick", seed=3, sizes=SIZES)
-    book.claim("a", "a", 1, paper="p", holds=True)
+    book.claim("a", "a", 1, ">=", 1, paper="p")
     target = tmp_path / "record.json"
     monkeypatch.setenv(book.RECORD_ENV, str(target))
-    book.finish()
+    assert book.finish() is None
     record = json.loads(target.read_text())
     assert record["mode"] == "quick" and record["seed"] == 3
     assert record["claims"][0]["id"] == "a"
     assert "lib/icml25/book/claims.py" in record["inputs"]
     assert record["versions"]["numpy"] == np.__version__
+    assert record["platform"]["cpu"] and "settings" in record["platform"]
 
 
 def sha(text: bytes) -> str:
@@ -191,3 +256,11 @@ def test_measure_helpers():
         measure.loglog_slope([1, 2], [0, 1])
     with pytest.raises(ValueError, match="repeats must be at least 1"):
         measure.timed(lambda: None, repeats=0)
+
+
+def test_a_timed_claim_may_flip_only_within_its_tolerance():
+    ref = {"id": "t", "verdict": "holds", "value": 2.05, "rtol": 0.0, "atol": 0.2, "timed": True}
+    assert claims.same_result(ref, {**ref, "value": 1.95, "verdict": "does not hold"}) is None
+    assert claims.same_result(ref, {**ref, "value": 1.6, "verdict": "does not hold"})
+    untimed = {**ref, "timed": False}
+    assert claims.same_result(untimed, {**untimed, "value": 1.95, "verdict": "does not hold"})

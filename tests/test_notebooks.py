@@ -1,16 +1,21 @@
-"""Every chapter notebook: clean sources, identical pairs, fresh outputs, quick mode in budget."""
+"""Every chapter notebook: clean sources, identical pairs, fresh outputs and seed records.
 
-import time
+No test here times anything: budgets are read from the durations the executions recorded and
+reported by `make status` (a test that timed a run under its own load would fail on a busy
+machine and prove nothing on an idle one).
+"""
+
+import re
 
 import nbformat
 import pytest
 
-from icml25.book import ledger, notebooks, paths, runner
+from icml25.book import ledger, notebooks, paths, robustness, runner
 from icml25.book.staleness import state
 
 SOURCES = [py for chapter in notebooks.chapters() for py in chapter.notebooks]
 IDS = [paths.relative(py) for py in SOURCES]
-BOOK_BUDGET_S, QUICK_BUDGET_S = 90, 20
+CHAPTERS = notebooks.chapters()
 
 
 def test_there_are_chapters():
@@ -49,10 +54,37 @@ def test_published_notebook_is_fresh(py):
     assert not s.stale, f"stale ({'; '.join(s.reasons)}): re-execute with `make book`"
 
 
-def test_chapters_fit_the_book_budget():
-    for chapter in notebooks.chapters():
-        seconds = sum(state(py).duration or 0 for py in chapter.notebooks)
-        assert seconds <= BOOK_BUDGET_S, f"{chapter.name} took {seconds:.0f} s in book mode"
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_seed_robustness_record_is_current(chapter):
+    problems = robustness.problems(chapter)
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=IDS)
+def test_every_claim_cell_is_compared_by_the_tests(py):
+    nb = nbformat.read(py.with_suffix(".ipynb"), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "book.claim(" in cell.source:
+            assert "nbval-check-output" in cell.metadata.get("tags", []), cell.source[:80]
+
+
+#: Words of the team's notes that a reader never sees (they have the paper, not our notes).
+INTERNAL = re.compile(r"\b(brief|briefs|pilot|pilots|issue tracker|wording unverified|"
+                      r"we could not check)\b", re.I)
+
+
+def _reader_facing():
+    yield from SOURCES
+    for chapter in CHAPTERS:
+        yield from chapter.path.glob("*.md")
+    yield from paths.BOOK.glob("*.md")
+
+
+@pytest.mark.parametrize("path", list(_reader_facing()), ids=paths.relative)
+def test_no_internal_vocabulary_reaches_the_reader(path):
+    hits = [f"line {n}: {line.strip()[:100]}" for n, line in
+            enumerate(path.read_text().splitlines(), 1) if INTERNAL.search(line)]
+    assert not hits, "internal words in reader-facing text:\n" + "\n".join(hits)
 
 
 def test_claims_ledger_is_generated_from_the_notebooks():
@@ -67,12 +99,8 @@ def test_toc_lists_every_chapter_notebook():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("chapter", notebooks.chapters(), ids=lambda c: c.name)
-def test_quick_mode_runs_in_budget(chapter):
-    started = time.perf_counter()
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_quick_mode_runs(chapter):
     results = runner.run([chapter], {"mode": "quick"}, progress=False, log=lambda *_: None)
-    seconds = time.perf_counter() - started
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert all(r.output.startswith("_build/runs/") for r in results)
-    # The budget is 20 s on an idle 2-core machine; the tests run beside other workers.
-    assert seconds <= 2 * QUICK_BUDGET_S, f"quick mode took {seconds:.0f} s"

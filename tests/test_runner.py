@@ -20,7 +20,7 @@ from icml25 import book
 run = book.setup(mode=mode, seed=seed, sizes={"quick": dict(n=2), "book": dict(n=3), "paper": dict(n=4)})
 
 # %% tags=["nbval-check-output"]
-book.claim("n", "n is at least 3", run.size.n, paper="3", holds=run.size.n >= 3)
+book.claim("n", "n is at least 3", run.size.n, ">=", 3, paper="3")
 
 # %%
 book.finish()

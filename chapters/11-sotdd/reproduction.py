@@ -50,7 +50,7 @@ SIZES = {
         n_otdd=(64, 125, 250, 500, 1000, 2000, 4000),
         n_sotdd=(64, 125, 250, 500, 1000, 2000, 4000, 8000, 16000),
         L_scale=1000, repeats=3, fit_from=1000, n_sw_max=2000,
-        n_disjoint_pairs=12, n_disjoint=300,
+        n_disjoint_pairs=40, n_disjoint=300,
         L_ref=40000,
     ),
     "paper": dict(
@@ -59,7 +59,7 @@ SIZES = {
         n_otdd=(250, 500, 1000, 2000, 4000, 8000),
         n_sotdd=(250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000),
         L_scale=1000, repeats=5, fit_from=1000, n_sw_max=8000,
-        n_disjoint_pairs=30, n_disjoint=800,
+        n_disjoint_pairs=100, n_disjoint=800,
         L_ref=200000,
     ),
 }
@@ -136,23 +136,38 @@ axes[1].set_ylabel("correlation with OTDD")
 axes[1].legend()
 plt.show()
 
+
 # %% [markdown]
-# The threshold below is the paper's figure for MNIST (Spearman 0.90 with 10,000 projections, as
-# reported in the paper's Figure 1; the chapter's brief marks the exact value unverified), applied
-# at {glue:text}`L_claim` projections.
+# The threshold below is the paper's figure for MNIST (Spearman 0.90 with 10,000
+# projections, as reported in the paper's Figure 1; the exact value was not checked
+# against the paper's full text), applied at {glue:text}`L_claim` projections.
+#
+# A rank correlation over {glue:text}`n_pairs` random pairs is itself an estimate: other
+# draws of the pairs would give another value. Its 95% interval comes from Fisher's $z$
+# transform, $z = \operatorname{artanh}\rho \pm 1.96\sqrt{1.06/(m-3)}$ for $m$ pairs
+# (the variance that Fieller, Hartley and Pearson give for Spearman's $\rho$), mapped
+# back with $\tanh$. When the threshold falls inside it, the verdict is inconclusive.
 
 # %% tags=["nbval-check-output"]
+def spearman_interval(rho, m):
+    """95% interval of Spearman's rho over m pairs (Fisher's z, variance 1.06/(m-3))."""
+    half = 1.96 * np.sqrt(1.06 / (m - 3))
+    return tuple(np.tanh(np.arctanh(rho) + np.array([-half, half])))
+
+
 rho, r = correlation[size.L_claim]
 book.glue("L_claim", size.L_claim)
+book.glue("n_pairs", size.n_pairs)
 book.glue("spearman", rho)
 book.glue("pearson", r)
 book.claim(
     "agreement",
-    f"Spearman(s-OTDD with L={size.L_claim}, exact OTDD) >= 0.9 over {size.n_pairs} digit-subset pairs",
-    rho,
+    f"Spearman(s-OTDD with L={size.L_claim}, exact OTDD) >= 0.9 over {size.n_pairs} "
+    "digit-subset pairs",
+    rho, ">=", 0.9,
+    interval=spearman_interval(rho, size.n_pairs),
     paper="Spearman 0.90, Pearson 0.92 on MNIST subsets (L = 10,000)",
-    holds=rho >= 0.9,
-    note=f"Pearson {r:.3f}",
+    note=f"Pearson {r:.3f}; interval: Fisher z over the pairs",
 )
 
 # %% [markdown]
@@ -207,9 +222,9 @@ book.claim(
     "label-aware",
     "s-OTDD rises strictly with the fraction of relabelled points while label-blind sliced "
     "Wasserstein stays exactly 0",
-    (flip_rows[-1, 1], flip_rows[-1, 3]),
+    increasing and blind_zero, "==", True,
+    shown=(flip_rows[-1, 1], flip_rows[-1, 3]),
     paper="s-OTDD is label-aware through the Moment Transform Projection",
-    holds=increasing and blind_zero,
     note="ours: s-OTDD and SW at 80% relabelled",
 )
 
@@ -292,11 +307,12 @@ for n in size.n_sotdd:
         f"{timings[m][n]:22.3f}" if n in timings[m] else f"{'-':>22s}" for m in timings))
 
 # %% [markdown]
-# Times are noisy on shared machines, so the claims below read growth rates (slopes fitted on
-# log-log axes for $n\ge$ {glue:text}`fit_from`) and ratios, not single times. The output of this
-# cell is not compared when the tests re-execute the notebook: it depends on the machine.
+# Times are noisy on shared machines, so the claims below read growth rates (slopes
+# fitted on log-log axes for $n\ge$ {glue:text}`fit_from`) and ratios, not single times.
+# They depend on the machine: when the tests re-execute the notebook they require the
+# same verdicts but let the slopes move by 0.2 and the time ratio by half its value.
 
-# %%
+# %% tags=["nbval-check-output"]
 book.glue("fit_from", size.fit_from)
 book.glue("slope_sotdd", slopes["s-OTDD"])
 book.glue("slope_otdd", slopes["exact OTDD"])
@@ -311,25 +327,38 @@ book.glue("mem_sotdd", memory["s-OTDD"][n_mem])
 book.glue("mem_otdd", memory["exact OTDD"][n_mem])
 book.claim(
     "sotdd-near-linear",
-    f"s-OTDD wall time grows near-linearly in n: log-log slope <= 1.3 for n >= {size.fit_from}",
-    slopes["s-OTDD"],
+    f"s-OTDD wall time grows near-linearly in n: log-log slope <= 1.3 for "
+    f"n >= {size.fit_from}",
+    slopes["s-OTDD"], "<=", 1.3,
+    timed=True,
+    atol=0.2,  # wall times: the slope moves with the machine and its load
     paper="(near-)linear complexity in the number of data points",
-    holds=slopes["s-OTDD"] <= 1.3,
 )
 book.claim(
     "otdd-superquadratic",
-    f"exact OTDD wall time grows at least quadratically: log-log slope >= 2 for n >= {size.fit_from}",
-    slopes["exact OTDD"],
+    f"exact OTDD wall time grows at least quadratically: log-log slope >= 2 for "
+    f"n >= {size.fit_from}",
+    slopes["exact OTDD"], ">=", 2,
+    timed=True,
+    atol=0.2,  # wall times: the slope moves with the machine and its load
     paper="exact OTDD is cubic in n (network simplex on an n x n problem)",
-    holds=slopes["exact OTDD"] >= 2,
 )
+# Faster at every n >= fit_from measured (the crossover at fit_from or before) exactly
+# when the smallest time ratio over those n exceeds 1.
+ratio_min = min(timings["exact OTDD"][n] / timings["s-OTDD"][n] for n in common
+                if n >= size.fit_from)
+assert (ratio_min > 1) == (crossover is not None and crossover <= size.fit_from)
 book.claim(
     "faster",
     f"s-OTDD is faster than exact OTDD at every n >= {size.fit_from} measured",
-    ratio_at_max,
-    paper="far faster than OTDD (exact and Gaussian), which run out of memory beyond ~30k points",
-    holds=crossover is not None and crossover <= size.fit_from,
-    note=f"ours: OTDD time / s-OTDD time at n = {common[-1]}",
+    ratio_min, ">", 1,
+    timed=True,
+    rtol=0.5,  # wall times: the ratio moves with the machine and its load
+    shown=(ratio_min, ratio_at_max),
+    paper="far faster than OTDD (exact and Gaussian), which run out of memory beyond "
+    "~30k points",
+    note=f"ours: the smallest OTDD time / s-OTDD time over n >= {size.fit_from}, "
+    f"then the ratio at n = {common[-1]}",
 )
 
 # %% [markdown]
@@ -369,9 +398,18 @@ for i in range(size.n_disjoint_pairs):
     disjoint_sotdd.append(
         sotdd(X_all[a], y_all[a], X_all[b], y_b, n_projections=size.L_claim, seed=seed + i))
 rho_disjoint = stats.spearmanr(disjoint_sotdd, disjoint_otdd).statistic
+disjoint_interval = spearman_interval(rho_disjoint, size.n_disjoint_pairs)
 book.glue("rho_disjoint", rho_disjoint)
+book.glue("disjoint_low", disjoint_interval[0])
+book.glue("disjoint_high", disjoint_interval[1])
 book.glue("n_disjoint_pairs", size.n_disjoint_pairs)
-book.glue("disjoint_verdict", "reaches" if rho_disjoint >= 0.9 else "falls short of")
+if disjoint_interval[0] >= 0.9:
+    disjoint_verdict = "clears"
+elif disjoint_interval[1] <= 0.9:
+    disjoint_verdict = "falls short of"
+else:
+    disjoint_verdict = "cannot be told apart from"
+book.glue("disjoint_verdict", disjoint_verdict)
 
 # %% tags=["nbval-check-output"]
 print("classes (D1, D2)   exact OTDD   s-OTDD")
@@ -381,27 +419,30 @@ book.claim(
     "disjoint-labels",
     f"with disjoint label sets and different class counts, Spearman(s-OTDD, exact OTDD) >= 0.9 "
     f"over {size.n_disjoint_pairs} pairs",
-    rho_disjoint,
+    rho_disjoint, ">=", 0.9,
+    interval=disjoint_interval,
     paper="robust to variations in the number of classes; handles disjoint label sets",
-    holds=rho_disjoint >= 0.9,
-    note="cause not isolated: see the last exercise",
+    note="interval: Fisher z over the pairs, as in section 1",
 )
 
 # %% [markdown]
 # Over {glue:text}`n_disjoint_pairs` such pairs the rank correlation with exact OTDD is
-# {glue:text}`rho_disjoint:.3f`, which {glue:text}`disjoint_verdict` the 0.9 threshold of
-# section 1. s-OTDD runs on every pair without any label correspondence, and its ranking follows
-# OTDD's; whether it follows it as closely as in section 1 is what the threshold tests. These pairs
-# differ in *which* classes are present, not in label noise, so class geometry weighs more here;
-# we have not isolated the cause of the gap, and the last exercise asks for it.
+# {glue:text}`rho_disjoint:.3f` (95% interval {glue:text}`disjoint_low:.2f` to
+# {glue:text}`disjoint_high:.2f`, by Fisher's $z$ as in section 1), which
+# {glue:text}`disjoint_verdict` the 0.9 threshold of section 1. s-OTDD runs on every
+# pair without any label correspondence, and its ranking follows OTDD's; whether it
+# follows it as closely as in section 1 is what the threshold tests. These pairs differ
+# in *which* classes are present, not in label noise, so class geometry weighs more
+# here; the last exercise asks which pairs the two distances rank differently, and why.
 #
 # ## 5. How many projections are enough?
 #
-# s-OTDD is a Monte-Carlo average over projections: with $L$ independent projections the squared
-# distance has standard error $\sigma/\sqrt L$, where $\sigma$ is the spread of the per-projection
-# $W_2^2$. The cell below draws {glue:text}`L_ref` projections once for the first pair of section 1,
-# splits them into disjoint blocks of $L$ projections (independent estimates), and measures the
-# relative error of each block's estimate against the value from all of them.
+# s-OTDD is a Monte-Carlo average over projections: with $L$ independent projections the
+# squared distance has standard error $\sigma/\sqrt L$, where $\sigma$ is the spread of
+# the per-projection $W_2^2$. The cell below draws {glue:text}`L_ref` projections once
+# for the first pair of section 1, splits them into disjoint blocks of $L$ projections
+# (independent estimates), and measures the relative error of each block's estimate
+# against the value from all of them.
 
 # %%
 book.glue("L_ref", size.L_ref)

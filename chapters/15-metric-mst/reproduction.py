@@ -116,11 +116,15 @@ for name, speedup in timing_rows:
     print(f"  {name:34s} {speedup:6.1f}x")
 
 # %% [markdown]
-# The paper's tables report weight ratios between 1.005 and 1.147 across its real data sets
-# (FashionMNIST, Jaccard on recipes and baskets, Hamming on gene sequences, edit distance on names)
-# for $t$ from 16 to 256 clusters. The threshold of the first claim is that worst figure, 1.15,
-# applied to every k-center run. The bounds are the paper's theorems, checked on every run under a
-# true metric.
+# The paper's tables report weight ratios between 1.005 and 1.147 across its real data
+# sets (FashionMNIST, Jaccard on recipes and baskets, Hamming on gene sequences, edit
+# distance on names) for $t$ from 16 to 256 clusters. The threshold of the first claim
+# is that worst figure, 1.15, applied to every k-center run. Our figure is the largest
+# ratio over the four data sets, each from one k-center run (one seed): it carries no
+# interval, since one would mean repeating the k-center seeds, and with them the exact
+# MSTs, on every data set; how it moves with the seed is in the "seeds" column of the
+# [claims ledger](../../book/claims.md). The bounds are the paper's theorems, checked on
+# every run under a true metric: they can only fail through a bug.
 
 # %% tags=["nbval-check-output"]
 kcenter = [r for r in rows if not r["random"]]
@@ -130,28 +134,28 @@ book.glue("worst_ratio", worst)
 book.claim(
     "near-optimal",
     f"with k-center forests, weight <= 1.15 x exact MST on all {len(kcenter)} data sets",
-    worst,
-    digits=4,
+    worst, "<=", 1.15,
+    digits=5,  # enough to tell a ratio just above 1.15 from the threshold
     paper="1.005 to 1.147 across six real data sets (n = 30k to 40k)",
-    holds=worst <= 1.15,
-    note="ours: the worst ratio",
+    note="ours: the worst ratio, one k-center seed per data set (no interval)",
 )
 worst_completion = max(r["completion"] for r in metric_rows)
 book.claim(
     "mfc-2.62",
-    "forest + completion weighs at most 2.62 x forest + optimal completion (every run under a metric)",
-    worst_completion,
+    "forest + completion weighs at most 2.62 x forest + optimal completion "
+    "(every run under a metric)",
+    worst_completion, "<=", 2.62,
+    kind="check",
     paper="MFC-Approx is a 2.62-approximation of metric forest completion (theorem)",
-    holds=worst_completion <= 2.62,
     note="ours: the worst ratio",
 )
 slack = min(2 * r["gamma"] + 1 - r["ratio"] for r in metric_rows)
 book.claim(
     "gamma-bound",
     "weight <= (2 gamma + 1) x exact MST on every run under a metric",
-    slack,
+    slack, ">=", 0,
+    kind="check",
     paper="a (2 gamma + 1)-approximation when the forest overlaps an optimal MST (theorem)",
-    holds=slack >= 0,
     note="ours: the smallest margin 2 gamma + 1 - ratio",
 )
 
@@ -187,10 +191,11 @@ for fraction, gamma, ratio in sweep:
 rho = stats.spearmanr(sweep[:, 1], sweep[:, 2]).statistic
 book.claim(
     "follows-gamma",
-    "tree quality follows the overlap measure: Spearman(gamma, weight ratio) >= 0.8 over the sweep",
-    rho,
-    paper="approximation factor (2 gamma + 1) depends on the forest's overlap with an optimal MST",
-    holds=rho >= 0.8,
+    "tree quality follows the overlap measure: Spearman(gamma, weight ratio) >= 0.8 "
+    "over the sweep",
+    rho, ">=", 0.8,
+    paper="approximation factor (2 gamma + 1) depends on the forest's overlap with an "
+    "optimal MST",
 )
 
 # %% tags=["hide-input"]
@@ -265,10 +270,14 @@ axes[1].legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# The timing claims below are read from this run's slopes and ratios; their cell is not compared
-# when the tests re-execute the notebook, since times depend on the machine.
+# The claims below are read from this run's slope and times. The evaluation count does
+# not depend on the machine, and its slope is held to the usual tolerance when the tests
+# re-execute the notebook. Wall times depend on it: MFC is faster than exact implicit
+# Prim beyond a crossover inside the measured range exactly when it is faster at the
+# largest $n$, so the claim compares that speed-up with 1, and the tests hold its value
+# only to within a factor of two.
 
-# %%
+# %% tags=["nbval-check-output"]
 book.glue("eval_slope", eval_slope)
 book.glue("speedup_max", speedup_max)
 book.glue("n_max", int(ns[-1]))
@@ -279,16 +288,19 @@ book.claim(
     "subquadratic",
     "MFC's distance evaluations grow subquadratically: log-log slope <= 1.75 "
     "(balanced clusters give 1.5, exact MST 2)",
-    eval_slope,
+    eval_slope, "<=", 1.75,
     paper="subquadratic: O(n t + sum |C_i|^2) evaluations",
-    holds=eval_slope <= 1.75,
 )
+assert (crossover is not None) == (speedup_max > 1)  # a crossover iff MFC wins at n_max
 book.claim(
     "faster",
-    "MFC is faster than exact implicit Prim beyond a crossover inside the measured range",
-    speedup_max,
-    paper="orders of magnitude faster than exact algorithms (archived runs: 1x to 16x at n = 30k)",
-    holds=crossover is not None,
+    "MFC is faster than exact implicit Prim beyond a crossover inside the measured "
+    "range (speed-up at the largest n > 1)",
+    speedup_max, ">", 1,
+    timed=True,
+    rtol=1.0,  # a ratio of wall times: machine-dependent, held to a factor of two
+    paper="orders of magnitude faster than exact algorithms "
+    "(archived runs: 1x to 16x at n = 30k)",
     note=f"ours: exact Prim time / MFC time at n = {ns[-1]}",
 )
 

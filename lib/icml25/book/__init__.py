@@ -104,24 +104,42 @@ def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> 
     return _CURRENT
 
 
-def glue(name: str, value) -> None:
+#: Name under which :func:`finish` glues the verdicts, for a chapter's "results at a glance" box:
+#:
+#: ````markdown
+#: :::{admonition} Results at a glance
+#: ```{glue:md} results_at_a_glance
+#: :format: myst
+#: ```
+#: :::
+#: ````
+GLANCE = "results_at_a_glance"
+
+
+def glue(name: str, value, *, markdown: bool = False) -> None:
     """Store a computed value for the prose: ``{glue:text}`name:.3f``` in a Markdown cell.
 
     myst-nb's ``glue`` without display; numpy scalars become Python numbers first, so that the
-    format spec in the Markdown applies (``np.float64(0.9)`` would not format).
+    format spec in the Markdown applies (``np.float64(0.9)`` would not format). With
+    ``markdown=True`` a string is glued as MyST Markdown, for the ``{glue:md}`` directive.
     """
     from myst_nb import glue as myst_glue
 
     if isinstance(value, np.generic):
         value = value.item()
+    if markdown:
+        from IPython.display import Markdown
+
+        value = Markdown(value)
     myst_glue(name, value, display=False)
 
 
-def finish() -> dict:
-    """Close the run: summarise its claims and hand its provenance record to the runner.
+def finish() -> None:
+    """Close the run: print one summary line and hand the provenance record to the runner.
 
     When the runner executes the notebook it sets ``$ICML25_RECORD`` to a file path, and the
-    record (inputs loaded by sha256, versions, duration, claims) is written there.
+    record (inputs loaded by sha256, versions, platform, duration, claims) is written there; the
+    runner stores it in the executed notebook's metadata, never in its visible output.
     """
     if _CURRENT is None:
         raise RuntimeError("book.finish() called before book.setup()")
@@ -132,13 +150,25 @@ def finish() -> dict:
         parameters={"mode": run.mode, "seed": run.seed},
         duration_s=time.perf_counter() - run.started,
     )
+    glue(GLANCE, _claims.glance(_claims.recorded()), markdown=True)
     target = os.environ.get(RECORD_ENV)
     if target:
         with open(target, "w") as handle:
             json.dump(record, handle, indent=1)
-    held = sum(c["holds"] for c in record["claims"])
-    print(
-        f"{run.mode} mode, seed {run.seed}: {held} of {len(record['claims'])} claims hold; "
-        f"{record['compute_s']:.1f} s since setup."
-    )
-    return record
+    print(summary_line(record))
+
+
+def summary_line(record: dict) -> str:
+    """One human line: how many claims hold (and checks pass), and how long the run took."""
+    claims = [c for c in record["claims"] if c.get("kind", "claim") == "claim"]
+    checks = [c for c in record["claims"] if c.get("kind") == "check"]
+    parts = []
+    if claims:
+        parts.append(f"{sum(c['verdict'] == 'holds' for c in claims)} of {len(claims)} claims "
+                     "hold")
+    if checks:
+        parts.append(f"{sum(c['verdict'] == 'holds' for c in checks)} of {len(checks)} checks "
+                     "pass")
+    what = "; ".join(parts) if parts else "no claims checked"
+    return (f"Done ({record['mode']} mode, seed {record['seed']}): {what}; "
+            f"{record['compute_s']:.0f} s of computation.")

@@ -6,7 +6,8 @@ Examples::
     python -m icml25.book run 11                 # book mode: replaces the committed notebooks
     python -m icml25.book run 11 --mode quick    # into _build/runs/
     python -m icml25.book run 11 -p "seed=3"     # into _build/runs/ (overrides never publish)
-    python -m icml25.book run --stale            # what `make book` does first
+    python -m icml25.book run --stale --jobs 2   # what `make book` does first
+    python -m icml25.book robustness 11 --seeds 5  # verdicts under seeds 0-4: _robustness.json
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ import argparse
 import os
 import sys
 
-from . import notebooks, paths
+from . import notebooks, paths, robustness
+from .claims import VERDICTS
 from .params import ParameterError, parse_overrides
 from .tables import markdown_table
+
+#: Per-chapter budgets on a 2-core machine, read from recorded durations (see ``budgets``).
+BOOK_BUDGET_S, QUICK_BUDGET_S = 90, 20
 
 
 def cmd_status(args) -> int:
@@ -27,16 +32,64 @@ def cmd_status(args) -> int:
     for chapter in notebooks.select(args.chapters):
         for py in chapter.notebooks:
             s = state(py)
-            held = sum(c["holds"] for c in s.claims)
+            verdicts = [c["verdict"] for c in s.claims]
+            counts = ", ".join(f"{verdicts.count(v)} {v}" for v in VERDICTS if v in verdicts)
             rows.append([
                 chapter.name,
                 py.stem,
                 ("stale: " + "; ".join(s.reasons)) if s.stale else "fresh",
                 f"{s.duration:.1f} s" if s.duration is not None else "-",
-                f"{held} held, {len(s.claims) - held} not held" if s.claims else "-",
+                counts or "-",
             ])
-    print(markdown_table(["chapter", "notebook", "state", "last duration", "claims"], rows))
+        seeds = robustness.problems(chapter)
+        rows.append([chapter.name, "(seeds)", "; ".join(seeds) if seeds else "fresh", "-", "-"])
+    print(markdown_table(["chapter", "notebook", "state", "last duration", "verdicts"], rows))
+    print("\n" + budgets())
     return 0
+
+
+def budgets() -> str:
+    """Each chapter's recorded durations against the budgets (book 90 s, quick 20 s on 2 cores).
+
+    Read from what the executions recorded, never timed here: a busy machine would lie.
+    """
+    from .staleness import read_record, state
+
+    rows = []
+    for chapter in notebooks.chapters():
+        book_s = sum(state(py).duration or 0 for py in chapter.notebooks)
+        quick = [paths.RUNS / chapter.name / f"{py.stem}.quick.ipynb" for py in chapter.notebooks]
+        quick_s = (sum((read_record(q) or {}).get("duration_s", 0) for q in quick)
+                   if all(q.exists() for q in quick) else None)
+        rows.append([
+            chapter.name,
+            f"{book_s:.0f} s" + ("" if book_s <= BOOK_BUDGET_S else " OVER"),
+            "not run" if quick_s is None
+            else f"{quick_s:.0f} s" + ("" if quick_s <= QUICK_BUDGET_S else " OVER"),
+        ])
+    return markdown_table(
+        ["chapter", f"book mode (budget {BOOK_BUDGET_S} s)",
+         f"quick mode (budget {QUICK_BUDGET_S} s; `make quick` records it)"], rows)
+
+
+def cmd_robustness(args) -> int:
+    from . import ledger
+
+    failed = 0
+    for chapter in notebooks.select(args.chapters):
+        try:
+            record = robustness.measure(chapter, args.seeds, jobs=args.jobs)
+        except (RuntimeError, ValueError) as exc:
+            print(f"{chapter.name}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        path = robustness.write(chapter, record)
+        fragile = [c["id"] for c in record["claims"] if robustness.summary(c)["fragile"]]
+        print(f"written: {paths.relative(path)}"
+              + (f"; fragile: {', '.join(fragile)}" if fragile else "; no claim is fragile"))
+    for path in ledger.write():
+        print(f"ledger updated: {paths.relative(path)}")
+    return 1 if failed else 0
 
 
 def cmd_run(args) -> int:
@@ -46,7 +99,8 @@ def cmd_run(args) -> int:
     if args.mode:
         overrides["mode"] = args.mode
     chapters = notebooks.select(args.chapters)
-    results = runner.run(chapters, overrides, only_stale=args.stale, progress=not args.no_progress)
+    results = runner.run(chapters, overrides, only_stale=args.stale,
+                         progress=not args.no_progress, jobs=args.jobs)
     if results:
         print("\n" + runner.summary(results))
     if any(r.ok and r.mode == "book" and r.output.endswith(".ipynb") for r in results):
@@ -106,7 +160,17 @@ def parser() -> argparse.ArgumentParser:
                      help='parameter overrides, e.g. -p "seed=3" (written under _build/runs/)')
     run.add_argument("--stale", action="store_true", help="only notebooks that are stale")
     run.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    run.add_argument("--jobs", type=int, default=1,
+                     help="notebooks executed in parallel (one single-threaded kernel each)")
     run.set_defaults(func=cmd_run)
+
+    rob = sub.add_parser("robustness", help="re-execute chapters with several seeds; record "
+                         "every claim's verdict per seed in chapters/NN-*/_robustness.json")
+    rob.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
+    rob.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (0 is the published run)")
+    rob.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                     help="executions in parallel (default: one per core)")
+    rob.set_defaults(func=cmd_robustness)
 
     led = sub.add_parser("ledger", help="regenerate book/claims.md and chapters/*/_claims.md")
     led.add_argument("--check", action="store_true", help="only report out-of-date files")
@@ -125,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ParameterError, ValueError) as exc:
+    except (ParameterError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a reader that stopped early (`| head`)

@@ -35,8 +35,21 @@ STYLE = {
 
 
 def use_style() -> None:
-    """Apply :data:`STYLE` to matplotlib (idempotent)."""
+    """Apply :data:`STYLE` to matplotlib (idempotent); in a notebook, figures at 2x resolution.
+
+    "retina" PNGs are drawn at twice the pixels and displayed at the same size, so figures stay
+    sharp on phones and high-density screens (SVG would be sharper still, but a scatter of
+    thousands of points weighs megabytes as SVG).
+    """
     mpl.rcParams.update(STYLE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook stack
+        return
+    if get_ipython() is not None:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+        set_matplotlib_formats("retina")
 
 
 def figure(ncols: int = 1, nrows: int = 1, *, height: float = 3.4, **kwargs):

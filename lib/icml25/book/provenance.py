@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import claims, data, paths
+from . import claims, data, numerics, paths
 from .hashing import sha256_file
 
 #: Distributions whose versions are recorded when the run imported them (module → distribution).
@@ -65,6 +65,7 @@ def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dic
         "parameters": parameters,
         "compute_s": round(duration_s, 2),
         "versions": versions(),
+        "platform": numerics.describe(),
         "inputs": dict(sorted(inputs.items())),
         "claims": [c.as_dict() for c in claims.recorded()],
     }

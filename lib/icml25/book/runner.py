@@ -5,6 +5,10 @@
 * any other mode, or any override, writes to ``_build/runs/<chapter>/<notebook>.<tag>.ipynb``.
 * a failing notebook is reported (notebook, cell, error), its partial output kept under
   ``_build/runs/failed/``, and the other chapters still run; the caller exits non-zero.
+* every kernel starts with the pinned CPU numerics of :mod:`icml25.book.numerics`, and with its
+  own log quietened (its start-up warnings are not the reader's business).
+* ``jobs > 1`` runs notebooks in parallel processes, one kernel each (kernels are
+  single-threaded, so one job per core).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import RECORD_ENV, notebooks, paths
+from . import RECORD_ENV, notebooks, numerics, paths
 from .hashing import sha256_file
 from .params import validate_overrides
 
@@ -73,6 +77,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
     tag = run_tag(mode, overrides)
     target = py.with_suffix(".ipynb") if publish else paths.RUNS / chapter / f"{py.stem}.{tag}.ipynb"
     source_sha256 = sha256_file(py)  # what is executed, even if the file is edited meanwhile
+    numerics.pin_process()  # the kernel inherits this process's environment
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="icml25-run-") as tmp:
         source_nb = notebooks.read_source(py)
@@ -93,6 +98,9 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
                 progress_bar=progress,
                 execution_timeout=timeout,
                 log_output=False,
+                # The kernel's own log (e.g. "running over TCP without encryption" on a
+                # loopback-only connection) is noise for a reader: errors only.
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
             seconds = time.perf_counter() - started
@@ -127,9 +135,59 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
         partial = target.with_name(f".{target.name}.partial")
         nbformat.write(nb, partial)
         partial.replace(target)  # atomic: a reader never sees a half-written notebook
-    held = sum(c["holds"] for c in record["claims"])
+    held = sum(c["verdict"] == "holds" for c in record["claims"])
     return Result(chapter, py.name, mode, True, seconds, paths.relative(target),
                   held, len(record["claims"]))
+
+
+def _execute_job(job):
+    py, overrides = job
+    return execute(py, overrides, progress=False)
+
+
+def execute_all(jobs_list, *, jobs: int = 1, progress: bool = True, log=print):
+    """Execute ``[(py, overrides), ...]``; yield each :class:`Result` as it completes.
+
+    One notebook at a time in this process when ``jobs == 1`` (with a progress bar); otherwise
+    ``jobs`` worker processes, each running one kernel at a time. A failure does not stop the rest.
+    """
+    total = len(jobs_list)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1; got {jobs}")
+
+    def report(index, py, overrides, result):
+        mode = overrides.get("mode", "book")
+        status = "ok" if result.ok else "FAILED"
+        extra = ", ".join(f"{k}={v}" for k, v in overrides.items() if k != "mode")
+        log(f"[{index}/{total}] {py.parent.name}/{py.name} ({mode} mode{', ' + extra if extra else ''})"
+            f": {status} in {result.seconds:.1f} s"
+            + (f" → {result.output}" if result.ok else f"\n    {result.error}"))
+        sys.stdout.flush()
+
+    if jobs == 1 or total <= 1:
+        for index, (py, overrides) in enumerate(jobs_list, 1):
+            log(f"[{index}/{total}] {py.parent.name}/{py.name} "
+                f"({overrides.get('mode', 'book')} mode) …")
+            sys.stdout.flush()
+            result = execute(py, overrides, progress=progress)
+            report(index, py, overrides, result)
+            yield result
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    numerics.pin_process()
+    log(f"{total} notebook execution(s) on {jobs} parallel jobs …")
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(_execute_job, job): job for job in jobs_list}
+        for index, future in enumerate(as_completed(futures), 1):
+            py, overrides = futures[future]
+            try:
+                result = future.result()
+            except Exception as exc:  # a worker that died: report it like a failing notebook
+                result = Result(py.parent.name, py.name, overrides.get("mode", "book"), False, 0.0,
+                                error=f"{paths.relative(py)}: worker failed: {exc!r}")
+            report(index, py, overrides, result)
+            yield result
 
 
 def run(
@@ -138,31 +196,24 @@ def run(
     *,
     only_stale: bool = False,
     progress: bool = True,
+    jobs: int = 1,
     log=print,
 ) -> list[Result]:
-    """Execute the chosen chapters' notebooks in order; a failure does not stop the others."""
+    """Execute the chosen chapters' notebooks; a failure does not stop the others."""
     from .staleness import state
 
     validate(chapters, overrides)
-    results = []
     todo = [
-        (chapter, py)
+        (py, dict(overrides))
         for chapter in chapters
         for py in chapter.notebooks
         if not only_stale or state(py).stale
     ]
     if only_stale and not todo:
         log("Nothing is stale: every committed notebook is what its sources produce.")
-    for index, (chapter, py) in enumerate(todo, 1):
-        mode = overrides.get("mode", "book")
-        log(f"[{index}/{len(todo)}] {chapter.name}/{py.name} ({mode} mode) …")
-        sys.stdout.flush()
-        result = execute(py, overrides, progress=progress)
-        status = "ok" if result.ok else "FAILED"
-        log(f"[{index}/{len(todo)}] {chapter.name}/{py.name}: {status} in {result.seconds:.1f} s"
-            + (f" → {result.output}" if result.ok else f"\n    {result.error}"))
-        results.append(result)
-    return results
+    results = list(execute_all(todo, jobs=jobs, progress=progress, log=log))
+    order = {(py.parent.name, py.name): i for i, (py, _) in enumerate(todo)}
+    return sorted(results, key=lambda r: order[(r.chapter, r.notebook)])
 
 
 def summary(results: list[Result]) -> str:

@@ -1,4 +1,10 @@
-"""Sphinx glue for the book: "edit this page" opens a notebook's py:percent source.
+"""Sphinx glue for the book.
+
+* No repository or "edit this page" button when ``repository.url`` in ``_config.yml`` is empty
+  (the default): a button to a repository that does not exist is worse than none.
+* "edit this page" opens a notebook's py:percent source.
+* The ``.py`` source of every chapter notebook is published beside its page and offered in the
+  download menu, next to the executed ``.ipynb``.
 
 The published page of a chapter notebook is rendered from the executed ``.ipynb``, but the file
 people edit and review is the paired ``.py``.  The theme builds its edit link from the page's
@@ -37,7 +43,35 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
         context["script_files"][:] = unique
 
 
+def _hide_buttons_without_a_repository(app, config):
+    options = dict(config.html_theme_options or {})
+    if not options.get("repository_url"):
+        for button in ("use_repository_button", "use_edit_page_button", "use_issues_button",
+                       "use_source_button"):
+            options[button] = False
+        config.html_theme_options = options
+
+
+def _offer_py_source(app, pagename, templatename, context, doctree):
+    """Add the page's ``.py`` source to the download menu (after the theme builds it, at 501)."""
+    source = Path(app.srcdir) / f"{pagename}.py"
+    if context.get("page_source_suffix") != ".ipynb" or not source.exists():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.py"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read_bytes())
+    url = context["pathto"](f"_sources/{pagename}.py", 1)
+    for button in context.get("header_buttons", []):
+        if button.get("type") == "group" and "download" in str(button.get("icon", "")):
+            button["buttons"].append({
+                "type": "link", "url": url, "text": ".py", "tooltip": "The notebook's source",
+                "icon": "fas fa-code", "label": "download-py-button",
+            })
+
+
 def setup(app):
+    app.connect("config-inited", _hide_buttons_without_a_repository)
+    app.connect("html-page-context", _offer_py_source, priority=502)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
     # the context, and sphinx-book-theme's header buttons (501), which call it.
     app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)

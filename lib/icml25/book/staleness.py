@@ -30,7 +30,10 @@ class State:
 
     @property
     def claims(self) -> list[dict]:
-        return self.record.get("claims", []) if self.record else []
+        """The recorded claims; a record from before verdicts were computed reads its ``holds``."""
+        found = self.record.get("claims", []) if self.record else []
+        return [c if "verdict" in c else
+                {**c, "verdict": "holds" if c.get("holds") else "does not hold"} for c in found]
 
 
 def read_record(ipynb: Path) -> dict | None:

@@ -1,0 +1,104 @@
+"""Pinned CPU numerics: the settings that make a chapter's figures the same on every x86 machine.
+
+A float sum depends on its order, and the order depends on which kernel a library picks for the
+CPU it finds: torch's vectorised ATen kernels (AVX2 adds 8 floats at a time, AVX-512 adds 16),
+MKL's BLAS and oneDNN's convolutions (blocked by instruction set), numpy's OpenBLAS (a kernel per
+core type), and the number of threads that split a reduction. Every execution of a chapter (the
+runner, the notebook tests, ``make run``) therefore starts its kernel with these settings:
+
+========================  =========  ======================================================
+variable                  value      what it pins
+========================  =========  ======================================================
+``OMP_NUM_THREADS``       ``1``      one thread for OpenMP loops (torch, MKL, oneDNN)
+``MKL_NUM_THREADS``       ``1``      one thread for MKL
+``OPENBLAS_NUM_THREADS``  ``1``      one thread for numpy's OpenBLAS
+``ATEN_CPU_CAPABILITY``   ``avx2``   torch's own vectorised kernels: AVX2 on every x86 CPU
+``MKL_CBWR``              ``AVX2``   MKL's conditional numerical reproducibility branch
+``ONEDNN_MAX_CPU_ISA``    ``AVX2``   oneDNN (torch's convolutions) uses at most AVX2
+``OPENBLAS_CORETYPE``     Haswell    numpy's OpenBLAS kernel, *only where the machine has
+                                     not set it* (some machines set it because older
+                                     OpenBLAS builds compute wrong results on their CPU)
+========================  =========  ======================================================
+
+AVX2 is the level every x86-64 CPU of the last decade has, so a machine with AVX-512 computes
+what a machine without it computes. On other architectures (arm64) only the thread counts apply,
+and figures may differ in their last digits: the claims declare how far they may move.
+
+The cost, measured on the book's 2-core AVX-512 machine, is stated in the book's
+"Re-executing the book" page.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+X86 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+#: Set only when the machine has not set them itself (never override a machine's choice).
+X86_IF_UNSET = {"OPENBLAS_CORETYPE": "Haswell"}
+#: Everything this module sets or records.
+NAMES = (*THREADS, *X86, *X86_IF_UNSET, "OPENBLAS_L2_SIZE")
+
+
+def is_x86() -> bool:
+    return platform.machine().lower() in {"x86_64", "amd64", "i686", "x86"}
+
+
+def pinned(environ: dict | None = None) -> dict[str, str]:
+    """The environment for an execution: ``environ`` (default ``os.environ``) plus the pins.
+
+    Thread counts and the x86 instruction-set caps are set; ``OPENBLAS_CORETYPE`` only where
+    ``environ`` lacks it. The result is a new dict; ``environ`` is not changed.
+    """
+    env = dict(os.environ if environ is None else environ)
+    env.update(THREADS)
+    if is_x86():
+        env.update(X86)
+        for name, value in X86_IF_UNSET.items():
+            env.setdefault(name, value)
+    return env
+
+
+def pin_process() -> dict[str, str]:
+    """Apply :func:`pinned` to this process's environment (kernels started later inherit it).
+
+    Call it before numpy, torch or a Jupyter kernel start: the libraries read these variables
+    when they load. Returns the variables that it changed, name to new value.
+    """
+    target = pinned()
+    changed = {k: v for k, v in target.items() if os.environ.get(k) != v}
+    os.environ.update(changed)
+    return changed
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as the kernel reports it (``platform.processor()`` is often empty)."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe() -> dict:
+    """What this process runs on and with: CPU, cores, the pinned variables, torch's capability.
+
+    Stored in each executed notebook's provenance, so a figure that differs can be traced to the
+    machine and the settings that produced it.
+    """
+    record = {
+        "cpu": cpu_model(),
+        "machine": platform.machine(),
+        "cores": os.cpu_count(),
+        "settings": {name: os.environ[name] for name in NAMES if name in os.environ},
+    }
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        record["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        record["torch_threads"] = torch.get_num_threads()
+    return record

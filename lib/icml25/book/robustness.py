@@ -1,0 +1,155 @@
+"""Seed robustness: is a published verdict a finding, or the luck of seed 0?
+
+``python -m icml25.book robustness 11 --seeds 5`` re-executes chapter 11's notebooks in book mode
+with seeds 1, ..., n-1 (seed 0 is the published run, read from the committed notebook), in
+parallel jobs, and writes ``chapters/11-.../_robustness.json``: for every claim, the verdict and
+value under each seed, and the sha256 of every input that decides them (the notebooks' sources,
+the method modules, the data). The claims ledger reads it and shows "holds in k of n seeds"; a
+claim whose verdict changes with the seed is **fragile**.
+
+The record is **stale** when a chapter source, method module or data file changed since, or when
+the published claims are not the ones it covers; the tests fail on a stale or missing record.
+Changes to the book machinery (``icml25/book/``: formatting, recording) do not make it stale:
+a change there that moved a figure would first make the published notebooks stale.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import notebooks, paths
+from .hashing import sha256_file
+from .staleness import read_record, state
+
+RECORD = "_robustness.json"
+MACHINERY = "lib/icml25/book/"
+
+
+def record_path(chapter: notebooks.Chapter) -> Path:
+    return chapter.path / RECORD
+
+
+def _inputs(states) -> dict[str, str]:
+    """Sources and loaded inputs of the published runs, outside the book machinery."""
+    found = {}
+    for s in states:
+        found[paths.relative(s.source)] = s.record.get("source_sha256", "")
+        for rel, digest in s.record.get("inputs", {}).items():
+            if not rel.startswith(MACHINERY):
+                found[rel] = digest
+    return dict(sorted(found.items()))
+
+
+def _claims_of(record: dict) -> dict[str, dict]:
+    return {c["id"]: {"verdict": c["verdict"], "value": c["value"]} for c in record["claims"]}
+
+
+def published(chapter: notebooks.Chapter):
+    """The fresh published states of the chapter's notebooks; raise if one is stale."""
+    states = [state(py) for py in chapter.notebooks]
+    stale = [paths.relative(s.source) for s in states if s.stale]
+    if stale:
+        raise ValueError(f"re-execute first (`make run CHAPTER={chapter.name[:2]}`): stale {stale}")
+    return states
+
+
+def measure(chapter: notebooks.Chapter, seeds: int = 5, *, jobs: int = 2, log=print) -> dict:
+    """Run seeds ``1 .. seeds-1`` of every notebook of ``chapter``; build the record (not written).
+
+    Raises
+    ------
+    ValueError
+        When ``seeds < 2`` or a published notebook is stale (seed 0 must be the published run).
+    RuntimeError
+        When a seeded execution fails (the record is not written; the error names the cell).
+    """
+    from .runner import execute_all
+
+    if seeds < 2:
+        raise ValueError(f"seed robustness needs at least 2 seeds; got {seeds}")
+    states = published(chapter)
+    runs = {s.source.name: {0: _claims_of(s.record)} for s in states}
+    todo = [(s.source, {"seed": k}) for k in range(1, seeds) for s in states]
+    for result in execute_all(todo, jobs=jobs, progress=False, log=log):
+        if not result.ok:
+            raise RuntimeError(f"seeded run failed: {result.error}")
+        record = read_record(paths.ROOT / result.output)
+        runs[result.notebook][record["seed"]] = _claims_of(record)
+    claims = []
+    for s in states:
+        by_seed = runs[s.source.name]
+        for c in s.record["claims"]:
+            per_seed = {str(k): by_seed[k].get(c["id"]) for k in sorted(by_seed)}
+            claims.append({
+                "id": c["id"],
+                "notebook": s.source.name,
+                "kind": c.get("kind", "claim"),
+                "published": c["verdict"],
+                "seeds": per_seed,
+            })
+    return {
+        "mode": "book",
+        "seeds": list(range(seeds)),
+        "inputs": _inputs(states),
+        "claims": claims,
+    }
+
+
+def write(chapter: notebooks.Chapter, record: dict) -> Path:
+    path = record_path(chapter)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
+    partial.replace(path)
+    return path
+
+
+def read(chapter: notebooks.Chapter) -> dict | None:
+    path = record_path(chapter)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def problems(chapter: notebooks.Chapter) -> list[str]:
+    """Why the chapter's robustness record is missing or stale; empty when it is current."""
+    record = read(chapter)
+    if record is None:
+        return [f"{chapter.name}: no {RECORD} (run `make robustness CHAPTER={chapter.name[:2]}`)"]
+    found = []
+    for rel, digest in record["inputs"].items():
+        path = paths.ROOT / rel
+        if not path.exists() or sha256_file(path) != digest:
+            found.append(f"{chapter.name}: input changed since the seeds ran: {rel}")
+    states = [state(py) for py in chapter.notebooks]
+    now = {(s.source.name, c["id"]) for s in states if s.record for c in s.claims}
+    covered = {(c["notebook"], c["id"]) for c in record["claims"]}
+    if now != covered:
+        found.append(f"{chapter.name}: claims changed since the seeds ran: "
+                     f"{sorted(now ^ covered)}")
+    published_ = {(s.source.name, c["id"]): c["verdict"] for s in states if s.record
+                  for c in s.claims}
+    for c in record["claims"]:
+        key = (c["notebook"], c["id"])
+        if key in published_ and published_[key] != c["published"]:
+            found.append(f"{chapter.name}: {c['id']} is published as {published_[key]!r}, "
+                         f"the seeds ran with {c['published']!r}")
+    return found
+
+
+def summary(claim_record: dict) -> dict:
+    """``{"holds": k, "n": n, "fragile": bool, "verdicts": {...}}`` for one claim's seeds."""
+    verdicts = [v["verdict"] for v in claim_record["seeds"].values() if v is not None]
+    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    return {
+        "holds": verdicts.count("holds"),
+        "n": len(verdicts),
+        "fragile": len(counts) > 1,
+        "verdicts": counts,
+    }
+
+
+def by_claim(chapter: notebooks.Chapter) -> dict[tuple[str, str], dict]:
+    """``{(notebook, claim id): summary}`` from the chapter's record (empty when missing)."""
+    record = read(chapter)
+    if record is None:
+        return {}
+    return {(c["notebook"], c["id"]): summary(c) for c in record["claims"]}
