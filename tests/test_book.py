@@ -137,6 +137,15 @@ def test_every_page_renders_offline(server):
             )
             problems += [f"{page_path}: code wider than its column: {line[:100]!r}"
                          for line in wide]
+            bare = page.evaluate(  # every figure numbered, captioned and described
+                "Array.from(document.querySelectorAll('main img'))"
+                ".filter(i => !i.closest('figure')?.querySelector('figcaption .caption-number')"
+                " || !(i.getAttribute('alt') || '').trim()"
+                " || /^(_images|\\.\\.)\\//.test(i.getAttribute('alt')))"
+                ".map(i => i.getAttribute('src'))"
+            )
+            problems += [f"{page_path}: image without a numbered caption or alt text: {src}"
+                         for src in bare]
             text = page.inner_text("main")
             if re.search(r"\b[0-9a-f]{64}\b", text):
                 problems.append(f"{page_path}: a sha256 digest is shown (provenance dump)")
@@ -162,4 +171,14 @@ def test_chapter_pages_show_figures_and_numbers(server):
         assert "DOES NOT HOLD" not in text and "HOLDS:" not in text  # boxes, not log lines
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
+        for path in pages():  # a page that makes claims shows them as verdict boxes, up front
+            nb = paths.ROOT / path.replace(".html", ".ipynb")
+            if not nb.exists() or "book.claim(" not in nb.read_text():
+                continue
+            page.goto(f"{server}/{path}", wait_until="load")
+            assert page.locator(".icml25-claim").count() >= 1, f"{path}: no verdict box"
+            if path.endswith("reproduction.html"):
+                glance = page.locator(".admonition", has_text="Results at a glance")
+                assert glance.count() == 1, f"{path}: no results-at-a-glance box"
+                assert glance.locator(".sd-badge").count() >= 1, f"{path}: empty glance box"
         browser.close()

@@ -68,6 +68,21 @@ def test_every_claim_cell_is_compared_by_the_tests(py):
             assert "nbval-check-output" in cell.metadata.get("tags", []), cell.source[:80]
 
 
+@pytest.mark.parametrize("py", SOURCES, ids=IDS)
+def test_every_failed_claim_gives_a_reason(py):
+    for c in state(py).claims:
+        if c["verdict"] == "does not hold":
+            assert c.get("note", "").strip(), f"claim {c['id']!r} does not hold and says not why"
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=IDS)
+def test_code_fits_88_columns(py):
+    nb = notebooks.read_source(py)
+    long = [line for cell in nb.cells if cell.cell_type == "code"
+            for line in cell.source.splitlines() if len(line) > 88]
+    assert not long, f"{len(long)} code line(s) over 88 columns, e.g. {long[0]!r}"
+
+
 #: Words of the team's notes that a reader never sees (they have the paper, not our notes).
 INTERNAL = re.compile(r"\b(brief|briefs|pilot|pilots|issue tracker|wording unverified|"
                       r"we could not check)\b", re.I)

@@ -12,6 +12,7 @@
     ...
     book.claim("id", "statement with its threshold", measured, paper="...", holds=...)
     ...
+    book.show_figure(fig, "fig_name")         # a figure for a captioned {glue:figure}
     book.finish()                            # last cell: hands provenance to the runner
 
 Only the kernel-side modules are imported here; the runner, the ledger and the command line
@@ -50,6 +51,7 @@ __all__ = [
     "measure",
     "seed_everything",
     "setup",
+    "show_figure",
     "use_style",
 ]
 
@@ -132,6 +134,29 @@ def glue(name: str, value, *, markdown: bool = False) -> None:
 
         value = Markdown(value)
     myst_glue(name, value, display=False)
+
+
+def show_figure(fig, name: str) -> None:
+    """Show a finished figure and glue it under ``name`` for its captioned place in the book.
+
+    In Jupyter the figure appears under its cell. In the book the cell is tagged
+    ``remove-output`` and a Markdown cell places the figure with a numbered caption (a one-
+    sentence takeaway first) and alt text::
+
+        ```{glue:figure} fig_tails
+        :alt: Log-log densities of ... for five values of kappa.
+        :name: fig-tails
+
+        **Tails steepen as kappa grows.** Empirical densities ...
+        ```
+    """
+    import matplotlib.pyplot as plt
+    from myst_nb import glue as myst_glue
+
+    if not name.isidentifier():
+        raise ValueError(f"figure name must be an identifier (letters, digits, _); got {name!r}")
+    myst_glue(name, fig, display=True)
+    plt.close(fig)  # or the inline backend would draw it a second time
 
 
 def finish() -> None:

@@ -23,10 +23,13 @@ paper's empirical claims.
 from __future__ import annotations
 
 import html
+import json
 import math
 import operator
+import os
 import textwrap
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -50,7 +53,13 @@ KINDS = ("claim", "check")
 #: from trained models declare wider tolerances and say why.
 DEFAULT_RTOL = 1e-4
 
+#: Set by the runner for the kernel: the notebook source being executed, relative to the root.
+SOURCE_ENV = "ICML25_SOURCE"
+#: The chapter's seed-robustness record (see :mod:`icml25.book.robustness`).
+SEEDS_FILE = "_robustness.json"
+
 _RECORDED: dict[str, "Claim"] = {}
+_SEED_FILES: dict[str, str] = {}  # relative path → sha256 of seed records read by this run
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,7 @@ class Claim:
     atol: float = 0.0
     timed: bool = False
     note: str = ""
+    seeds: dict | None = None
 
     @property
     def holds(self) -> bool:
@@ -98,7 +108,17 @@ class Claim:
         text = (f"[{self.id}] {label}: {self.statement} | ours: {self.ours()} "
                 f"(threshold {self.criterion()}) | paper: {self.paper}")
         text += f" | {self.note}" if self.note else ""
+        text += f" | seeds: {self.seeds_text()}" if self.seeds else ""
         return textwrap.fill(text, 88, subsequent_indent="    ")
+
+    def seeds_text(self) -> str:
+        """``holds in 3 of 5 seeds (fragile: ...)`` from the chapter's seed record."""
+        if not self.seeds:
+            return ""
+        text = f"holds in {self.seeds['holds']} of {self.seeds['n']} seeds"
+        if self.seeds["fragile"]:
+            text += "; fragile: the verdict depends on the seed"
+        return text
 
     def box(self) -> str:
         """The verdict box: claim, threshold, ours, the paper's figure, the note."""
@@ -110,6 +130,10 @@ class Claim:
         esc = html.escape
         note = (f'<div style="margin-top:.25em"><em>{esc(self.note)}</em></div>'
                 if self.note else "")
+        if self.seeds:
+            weight = "font-weight:bold;" if self.seeds["fragile"] else ""
+            note += (f'<div style="margin-top:.25em;{weight}">Seeds 0-{self.seeds["n"] - 1}: '
+                     f"{esc(self.seeds_text())}</div>")
         return (
             f'<div class="icml25-claim icml25-{self.verdict.replace(" ", "-")}" role="note" '
             f'style="border-left:.3em solid {ink};background:{paper_bg};color:#212121;'
@@ -284,9 +308,45 @@ def claim(
         atol=float(atol),
         timed=bool(timed),
         note=note,
+        seeds=_seed_summary(id),
     )
     _RECORDED[id] = record
     _display(record)
+
+
+def seed_summary(seeds: dict) -> dict:
+    """``{"holds": k, "n": n, "fragile": bool, "verdicts": {...}}`` from ``{seed: {verdict}}``."""
+    verdicts = [v["verdict"] for v in seeds.values() if v is not None]
+    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    return {"holds": verdicts.count("holds"), "n": len(verdicts), "fragile": len(counts) > 1,
+            "verdicts": counts}
+
+
+def _seed_summary(claim_id: str) -> dict | None:
+    """The claim's verdicts over seeds, from the chapter's committed record, when there is one.
+
+    Read only when the runner says which notebook it executes (``$ICML25_SOURCE``); the record's
+    sha256 joins the run's inputs, so a new record makes the notebook stale.
+    """
+    source = os.environ.get(SOURCE_ENV)
+    if not source:
+        return None
+    from . import paths
+    from .hashing import sha256_file
+
+    path = paths.ROOT / Path(source).parent / SEEDS_FILE
+    if not path.exists():
+        return None
+    _SEED_FILES[paths.relative(path)] = sha256_file(path)
+    for c in json.loads(path.read_text())["claims"]:
+        if c["notebook"] == Path(source).name and c["id"] == claim_id:
+            return seed_summary(c["seeds"])
+    return None
+
+
+def seed_files() -> dict[str, str]:
+    """Seed records read by this run's claims, relative path → sha256 (for the provenance)."""
+    return dict(_SEED_FILES)
 
 
 def _display(record: Claim) -> None:
@@ -339,7 +399,9 @@ def glance(records: list[Claim]) -> str:
             continue
         for c in chosen:
             statement = c.statement.replace("`", "'")
-            lines.append(f"- {{{roles[c.verdict]}}}`{c.verdict}` {statement}: "
+            fragile = (" {bdg-warning-line}`fragile: " + c.seeds_text().split(";")[0] + "`"
+                       if c.seeds and c.seeds["fragile"] else "")
+            lines.append(f"- {{{roles[c.verdict]}}}`{c.verdict}`{fragile} {statement}: "
                          f"**{c.ours()}** (threshold {c.criterion()})")
     return "\n".join(lines).strip() or "No claims are checked on this page."
 
@@ -369,3 +431,4 @@ def recorded() -> list[Claim]:
 
 def reset() -> None:
     _RECORDED.clear()
+    _SEED_FILES.clear()

@@ -19,10 +19,11 @@ import json
 from pathlib import Path
 
 from . import notebooks, paths
+from .claims import SEEDS_FILE, seed_summary
 from .hashing import sha256_file
 from .staleness import read_record, state
 
-RECORD = "_robustness.json"
+RECORD = SEEDS_FILE
 MACHINERY = "lib/icml25/book/"
 
 
@@ -36,7 +37,7 @@ def _inputs(states) -> dict[str, str]:
     for s in states:
         found[paths.relative(s.source)] = s.record.get("source_sha256", "")
         for rel, digest in s.record.get("inputs", {}).items():
-            if not rel.startswith(MACHINERY):
+            if not rel.startswith(MACHINERY) and not rel.endswith(RECORD):
                 found[rel] = digest
     return dict(sorted(found.items()))
 
@@ -137,14 +138,7 @@ def problems(chapter: notebooks.Chapter) -> list[str]:
 
 def summary(claim_record: dict) -> dict:
     """``{"holds": k, "n": n, "fragile": bool, "verdicts": {...}}`` for one claim's seeds."""
-    verdicts = [v["verdict"] for v in claim_record["seeds"].values() if v is not None]
-    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
-    return {
-        "holds": verdicts.count("holds"),
-        "n": len(verdicts),
-        "fragile": len(counts) > 1,
-        "verdicts": counts,
-    }
+    return seed_summary(claim_record["seeds"])
 
 
 def by_claim(chapter: notebooks.Chapter) -> dict[tuple[str, str], dict]:

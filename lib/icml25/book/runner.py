@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 
 from . import RECORD_ENV, notebooks, numerics, paths
+from .claims import SOURCE_ENV
 from .hashing import sha256_file
 from .params import validate_overrides
 
@@ -87,6 +88,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
         record_path = Path(tmp) / "record.json"
         previous = os.environ.get(RECORD_ENV)
         os.environ[RECORD_ENV] = str(record_path)
+        os.environ[SOURCE_ENV] = paths.relative(py)  # the kernel finds the chapter's seed record
         try:
             papermill.execute_notebook(
                 str(source_path),
@@ -99,8 +101,9 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
                 execution_timeout=timeout,
                 log_output=False,
                 # The kernel's own log (e.g. "running over TCP without encryption" on a
-                # loopback-only connection) is noise for a reader: errors only.
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                # loopback-only connection, "KeyboardInterrupt caught" at shutdown) is noise for a
+                # reader: a failing cell is reported by papermill, not by this log.
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
         except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
             seconds = time.perf_counter() - started
@@ -115,6 +118,7 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
             return Result(chapter, py.name, mode, False, seconds, paths.relative(failed),
                           error=f"{paths.relative(py)} {where}: {error}".strip())
         finally:
+            os.environ.pop(SOURCE_ENV, None)
             if previous is None:
                 os.environ.pop(RECORD_ENV, None)
             else:

@@ -5,6 +5,8 @@
 * "edit this page" opens a notebook's py:percent source.
 * The ``.py`` source of every chapter notebook is published beside its page and offered in the
   download menu, next to the executed ``.ipynb``.
+* Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
+  (switched off in ``_config.yml``) anywhere.
 
 The published page of a chapter notebook is rendered from the executed ``.ipynb``, but the file
 people edit and review is the paired ``.py``.  The theme builds its edit link from the page's
@@ -43,6 +45,24 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
         context["script_files"][:] = unique
 
 
+MATH_MARKERS = ('class="math', "\\(", "\\[", "$$", "\\begin{")
+
+
+def _drop_unused_scripts(app, pagename, templatename, context, doctree):
+    body = context.get("body", "")
+    has_math = any(marker in body for marker in MATH_MARKERS)
+
+    def unused(script):
+        name = (getattr(script, "filename", None) or "").lower()
+        inline = str(getattr(script, "attributes", {}).get("body", "")).lower()
+        if "thebe" in name or "thebe" in inline:
+            return True
+        return not has_math and ("mathjax" in name or "mathjax" in inline)
+
+    if "script_files" in context:
+        context["script_files"][:] = [s for s in context["script_files"] if not unused(s)]
+
+
 def _hide_buttons_without_a_repository(app, config):
     options = dict(config.html_theme_options or {})
     if not options.get("repository_url"):
@@ -76,4 +96,5 @@ def setup(app):
     # the context, and sphinx-book-theme's header buttons (501), which call it.
     app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", _drop_unused_scripts, priority=901)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

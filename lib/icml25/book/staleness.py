@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 
 from . import paths
+from .claims import SEEDS_FILE
 from .hashing import sha256_file
 
 
@@ -60,4 +61,8 @@ def state(py: Path) -> State:
             reasons.append(f"input removed: {rel}")
         elif sha256_file(path) != digest:
             reasons.append(f"input changed: {rel}")
+    seeds = py.parent / SEEDS_FILE
+    if seeds.exists() and record.get("claims") and paths.relative(seeds) not in record.get(
+            "inputs", {}):
+        reasons.append(f"seed record added since: {SEEDS_FILE}")
     return State(py, bool(reasons), reasons, record)
