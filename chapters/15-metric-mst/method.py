@@ -19,12 +19,11 @@
 # of the paper on it, and shows what happens when the forest of step (1) is bad. The experiments at
 # scale are in [the reproduction](reproduction.ipynb).
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
 import numpy as np
 
 from icml25 import book
@@ -70,16 +69,29 @@ tree = forest_completion_mst(X, n_clusters=size.n_clusters, seed=seed)
 forest = tree.edges[: tree.n_forest_edges]
 completion = tree.edges[tree.n_forest_edges :]
 
+# %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(2, height=3.4, sharex=True, sharey=True)
 for c in range(size.n_clusters):
     axes[0].scatter(*X[assignment == c].T, s=7, color=book.PALETTE[c % 8])
-axes[0].scatter(*X[centers].T, marker="x", s=60, color="black", label="centers")
-axes[0].set_title(f"k-center clusters (t = {size.n_clusters})")
-axes[0].legend(loc="lower right")
+axes[0].scatter(*X[centers].T, marker="x", s=60, color="black")
+axes[0].set_title(f"k-center clusters (t = {size.n_clusters}; x: centers)")
 axes[1].scatter(*X.T, s=4, color="grey")
 draw_tree(axes[1], X, forest, color=book.PALETTE[0], lw=1)
 axes[1].set_title("the forest: an exact MST inside each cluster")
-plt.show()
+book.show_figure(fig, "fig_forest")
+
+# %% [markdown]
+# ```{glue:figure} fig_forest
+# :alt: Two scatter plots of the same 2-D points. Left, the points coloured by k-center cluster, with black crosses at the centers; right, grey points joined by blue tree edges that stay inside each cluster.
+# :name: fig-15-forest
+#
+# **Step 1 of the framework: cheap clusters, then an exact MST inside each.** Left: the
+# k-center clusters of the toy mixture (colours) and their centers (crosses). Right: the
+# forest $F$, the union of the exact MSTs of the clusters; it has one tree per cluster
+# and no edge between clusters yet.
+# ```
+#
+# {numref}`fig-15-forest` shows both halves of step 1.
 
 # %% [markdown]
 # ## Step 2: completing the forest
@@ -115,20 +127,38 @@ plt.show()
 # a case. The proof routes the closest pair $(u, v)$ through the representatives with the triangle
 # inequality, and the detour from $u$ to $r_i$ is paid for by the forest's own path between them.
 
-# %% tags=["hide-input"]
-fig, ax = book.figure(height=4.2)
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=4.6)
 ax.scatter(*X.T, s=4, color="grey")
 draw_tree(ax, X, forest, color=book.PALETTE[0], lw=1)
 draw_tree(ax, X, completion, color=book.PALETTE[3], lw=2.5)
-reps = [np.flatnonzero(tree.components == c)[0] for c in range(tree.components.max() + 1)]
-ax.scatter(*X[reps].T, marker="s", s=40, color=book.PALETTE[3], label="representatives $r_i$")
-missed = {tuple(sorted(e)) for e in exact.edges} - {tuple(sorted(e)) for e in tree.edges}
+reps = [np.flatnonzero(tree.components == c)[0]
+        for c in range(tree.components.max() + 1)]
+ax.scatter(*X[reps].T, marker="s", s=40, color=book.PALETTE[3],
+           label="representatives $r_i$")
+missed = ({tuple(sorted(e)) for e in exact.edges}
+          - {tuple(sorted(e)) for e in tree.edges})
 draw_tree(ax, X, list(missed), color="black", lw=0.8, ls=":")
+ax.plot([], [], color=book.PALETTE[0], lw=1, label="forest edges")
 ax.plot([], [], color=book.PALETTE[3], lw=2.5, label="completion edges")
-ax.plot([], [], color="black", lw=0.8, ls=":", label="edges of the exact MST not used")
-ax.legend(loc="lower right")
-ax.set_title("forest (blue) + completion (red) = an approximate MST")
-plt.show()
+ax.plot([], [], color="black", lw=0.8, ls=":", label="exact-MST edges not used")
+fig.legend(loc="outside lower center", ncols=4)  # below the axes, off the data
+ax.set_title("forest + completion = an approximate MST")
+book.show_figure(fig, "fig_completion")
+
+# %% [markdown]
+# ```{glue:figure} fig_completion
+# :alt: The 2-D points with the blue forest edges, a few thick orange-red completion edges joining the trees, square markers at one representative per tree, and dotted black segments where the exact MST uses an edge that the approximate tree does not.
+# :name: fig-15-completion
+#
+# **A few completion edges through the representatives turn the forest into a spanning
+# tree.** Blue: the forest of {numref}`fig-15-forest`; thick: the edges that MFC-Approx
+# adds, each found from a representative $r_i$ (squares); dotted: the edges of the exact
+# MST that the approximate tree leaves out.
+# ```
+#
+# In {numref}`fig-15-completion` the dotted edges show where the approximate tree differs
+# from the exact one.
 
 
 # %% [markdown]
@@ -155,10 +185,12 @@ def report(name, tree):
     ratio = tree.weight / exact.weight
     completion_ratio = mfc_ratio(tree, X)
     pairs = size.n * (size.n - 1) // 2
-    print(f"{name}: weight / MST = {ratio:.3f}, gamma = {gamma:.3f} (bound 2*gamma+1 = "
-          f"{2 * gamma + 1:.3f}), weight / best completion of the forest = "
-          f"{completion_ratio:.3f} (bound 2.62), distances evaluated: "
-          f"{tree.evaluations / pairs:.1%} of all pairs")
+    print(f"{name}:\n"
+          f"  weight / MST = {ratio:.3f}, gamma = {gamma:.3f} "
+          f"(bound 2*gamma+1 = {2 * gamma + 1:.3f})\n"
+          f"  weight / best completion of the forest = {completion_ratio:.3f} "
+          f"(bound 2.62)\n"
+          f"  distances evaluated: {tree.evaluations / pairs:.1%} of all pairs")
     return ratio, gamma
 
 
@@ -177,22 +209,32 @@ good = report("k-center forest", tree)
 # %% tags=["nbval-check-output"]
 random_parts = np.random.default_rng(seed + 1).integers(0, size.n_clusters, size.n)
 bad_tree = forest_completion_mst(X, components=random_parts)
-bad = report("random forest  ", bad_tree)
+bad = report("random forest", bad_tree)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(2, height=3.3, sharex=True, sharey=True)
-for ax, t_, title in [(axes[0], tree, "k-center forest"), (axes[1], bad_tree, "random forest")]:
+for ax, t_, title in [(axes[0], tree, "k-center forest"),
+                      (axes[1], bad_tree, "random forest")]:
     ax.scatter(*X.T, s=4, color="grey")
     draw_tree(ax, X, t_.edges, color=book.PALETTE[0], lw=0.8)
     ax.set_title(f"{title}: {t_.weight / exact.weight:.2f} x MST weight")
-plt.show()
+book.show_figure(fig, "fig_good_bad")
 book.glue("good_ratio", good[0])
 book.glue("good_gamma", good[1])
 book.glue("bad_ratio", bad[0])
 book.glue("bad_gamma", bad[1])
 
 # %% [markdown]
-# With the k-center forest the tree weighs {glue:text}`good_ratio:.3f` times the MST
+# ```{glue:figure} fig_good_bad
+# :alt: Two spanning trees of the same 2-D points. Left, from the k-center forest, short edges that follow the clusters; right, from a random forest, many long edges that cross the picture.
+# :name: fig-15-good-bad
+#
+# **The forest sets the quality: k-center gives a near-optimal tree, a random partition a
+# long, tangled one.** The spanning trees that MFC-Approx returns from the two forests;
+# each title gives the tree's weight over the exact MST's.
+# ```
+#
+# With the k-center forest ({numref}`fig-15-good-bad`, left) the tree weighs {glue:text}`good_ratio:.3f` times the MST
 # ($\gamma$ = {glue:text}`good_gamma:.2f`); with the random forest {glue:text}`bad_ratio:.2f` times
 # ($\gamma$ = {glue:text}`bad_gamma:.2f`). Both respect $(2\gamma+1)$. The lesson of the paper is
 # in the split: step (2) is cheap and safe whatever the forest, and the quality comes from the

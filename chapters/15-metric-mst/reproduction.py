@@ -16,14 +16,23 @@
 # The headline cost is the **number of distance evaluations**, which does not depend on the
 # machine; wall times are reported as ratios and slopes.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
 import mlpack
 import numpy as np
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
+import pandas as pd
 from scipy import stats
 from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.datasets import load_digits
@@ -61,7 +70,22 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 
 
-timed = book.measure.timed  # median of up to `repeats` runs, one when a run takes over a second
+# median of up to `repeats` runs, one when a run takes over a second
+timed = book.measure.timed
+# one colour per method for the whole chapter
+COLOURS = {
+    "MFC": book.PALETTE[0],
+    "exact (implicit Prim)": book.PALETTE[1],
+    "exact (SciPy, dense)": book.PALETTE[2],
+    "mlpack EMST (exact)": book.PALETTE[4],
+}
+
+
+def label_n_axis(ax, ns):
+    """Tick a log x axis at the measured sizes, in plain numbers."""
+    ax.xaxis.set_major_locator(FixedLocator(ns))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%d"))
+    ax.xaxis.set_minor_locator(NullLocator())
 
 # %% [markdown]
 # ## 1. Near-optimal trees across metrics
@@ -80,21 +104,25 @@ timed = book.measure.timed  # median of up to `repeats` runs, one when a run tak
 # %%
 digits = load_digits().data[: size.n_digits]
 blobs = gaussian_mixture(size.n_blobs, 32, 20, np.random.default_rng([seed, 1]))
-strings = string_families(size.n_strings, size.n_strings // 30, np.random.default_rng([seed, 2]))
+strings = string_families(size.n_strings, size.n_strings // 30,
+                          np.random.default_rng([seed, 2]))
+n_parts = int(np.ceil(np.sqrt(size.n_blobs)))
+random_parts = np.random.default_rng([seed, 3]).integers(0, n_parts, size.n_blobs)
 cases = [
     ("Gaussian mixture, d=32", blobs, "euclidean", True, None),
     ("digits, Manhattan", digits, "cityblock", True, None),
     ("digits, cosine (not a metric)", digits, "cosine", False, None),
     ("strings, edit distance", strings, "levenshtein", True, None),
-    ("Gaussian mixture, random forest", blobs, "euclidean", True,
-     np.random.default_rng([seed, 3]).integers(0, int(np.ceil(np.sqrt(size.n_blobs))), size.n_blobs)),
+    ("Gaussian mixture, random forest", blobs, "euclidean", True, random_parts),
 ]
 rows, timing_rows = [], []
 for name, X, metric, is_metric, parts in cases:
     n = len(X)
     t_mfc, tree = timed(
-        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts), repeats=1)
-    t_exact, exact = timed(lambda: exact_mst(X, metric=metric, method="prim"), repeats=1)
+        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts),
+        repeats=1)
+    t_exact, exact = timed(lambda: exact_mst(X, metric=metric, method="prim"),
+                           repeats=1)
     gamma = overlap_gamma(tree, exact)
     rows.append(dict(
         name=name, n=n, metric=is_metric, ratio=tree.weight / exact.weight,
@@ -104,11 +132,18 @@ for name, X, metric, is_metric, parts in cases:
     timing_rows.append((name, t_exact / t_mfc))
 
 # %% tags=["nbval-check-output"]
-print(f"{'data set':34s} {'n':>6s} {'weight/MST':>10s} {'evaluated':>9s} {'gamma':>6s} "
-      f"{'2g+1':>6s} {'MFC/best MFC':>14s}")
-for r in rows:
-    print(f"{r['name']:34s} {r['n']:6d} {r['ratio']:10.3f} {r['share']:9.1%} {r['gamma']:6.2f} "
-          f"{2 * r['gamma'] + 1:6.2f} {r['completion']:14.3f}")
+quality = pd.DataFrame({
+    "data set": [r["name"] for r in rows],
+    "n": [r["n"] for r in rows],
+    "weight/MST": [f"{r['ratio']:.3f}" for r in rows],
+    "evaluated": [f"{r['share']:.1%}" for r in rows],
+    "gamma": [f"{r['gamma']:.2f}" for r in rows],
+    "2g+1": [f"{2 * r['gamma'] + 1:.2f}" for r in rows],
+    "w/best MFC": [f"{r['completion']:.3f}" for r in rows],
+})
+width = quality["data set"].str.len().max()  # left-align the names and their header
+print(quality.to_string(index=False, formatters={"data set": lambda s: s.ljust(width)},
+                        header=["data set".ljust(width), *quality.columns[1:]]))
 
 # %%
 print("wall time, exact implicit Prim / MFC (noisy, machine-dependent):")
@@ -133,7 +168,8 @@ worst = max(r["ratio"] for r in kcenter)
 book.glue("worst_ratio", worst)
 book.claim(
     "near-optimal",
-    f"with k-center forests, weight <= 1.15 x exact MST on all {len(kcenter)} data sets",
+    f"with k-center forests, weight <= 1.15 x exact MST on all {len(kcenter)} "
+    "data sets",
     worst, "<=", 1.15,
     digits=5,  # enough to tell a ratio just above 1.15 from the threshold
     paper="1.005 to 1.147 across six real data sets (n = 30k to 40k)",
@@ -155,7 +191,8 @@ book.claim(
     "weight <= (2 gamma + 1) x exact MST on every run under a metric",
     slack, ">=", 0,
     kind="check",
-    paper="a (2 gamma + 1)-approximation when the forest overlaps an optimal MST (theorem)",
+    paper="a (2 gamma + 1)-approximation when the forest overlaps an optimal MST "
+    "(theorem)",
     note="ours: the smallest margin 2 gamma + 1 - ratio",
 )
 
@@ -181,7 +218,8 @@ for fraction in size.sweep:
     moved = rng.random(len(parts)) < fraction
     parts[moved] = rng.integers(0, base.max() + 1, moved.sum())
     tree = forest_completion_mst(X_sweep, components=parts)
-    sweep.append((fraction, overlap_gamma(tree, exact_sweep), tree.weight / exact_sweep.weight))
+    sweep.append((fraction, overlap_gamma(tree, exact_sweep),
+                  tree.weight / exact_sweep.weight))
 sweep = np.array(sweep)
 
 # %% tags=["nbval-check-output"]
@@ -198,22 +236,37 @@ book.claim(
     "optimal MST",
 )
 
-# %% tags=["hide-input"]
-fig, ax = book.figure(height=3.2)
-ax.plot(sweep[:, 1], sweep[:, 2], "o-", label="measured weight / MST")
-g = np.linspace(1, sweep[:, 1].max(), 50)
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.4)
+ax.plot(sweep[:, 1], sweep[:, 2], "o-", color=COLOURS["MFC"],
+        label="measured weight / MST (MFC)")
+g = np.geomspace(1, sweep[:, 1].max(), 50)
 ax.plot(g, 2 * g + 1, ":", color="grey", label=r"bound $2\gamma+1$")
 for fraction, gamma, ratio in sweep:
-    ax.annotate(f"{fraction:.0%}", (gamma, ratio), textcoords="offset points", xytext=(4, -10),
-                fontsize=8)
+    ax.annotate(f"{fraction:.0%}", (gamma, ratio), textcoords="offset points",
+                xytext=(0, 7), ha="center", fontsize=8)
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.yaxis.set_major_locator(FixedLocator([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]))
+ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+ax.yaxis.set_minor_locator(NullLocator())
 ax.set_xlabel(r"overlap measure $\gamma$ (labels: share of points moved)")
 ax.set_ylabel("weight / exact MST")
-ax.set_yscale("log")
-ax.legend()
-plt.show()
+fig.legend(loc="outside lower center", ncols=2)
+book.show_figure(fig, "fig_gamma_sweep")
 
 # %% [markdown]
-# The bound is loose, as worst-case bounds are: the measured ratio grows far more slowly than
+# ```{glue:figure} fig_gamma_sweep
+# :alt: Log-log plot of the tree's weight over the exact MST against the overlap measure gamma, one labelled point per share of points moved to random clusters, with the dotted bound 2 gamma + 1 rising far above the measured curve.
+# :name: fig-15-gamma-sweep
+#
+# **The worst-case bound $2\gamma+1$ is loose: the measured weight ratio stays far below
+# it.** Weight of MFC's tree over the exact MST against the overlap measure $\gamma$, as a
+# growing share of the points (labels) is moved from its k-center cluster to a random one
+# before the forest is built; dotted: the theorem's bound.
+# ```
+#
+# The bound is loose ({numref}`fig-15-gamma-sweep`), as worst-case bounds are: the measured ratio grows far more slowly than
 # $2\gamma+1$. What matters for a user is the monotone relation: a forest that agrees with the
 # optimal tree gives a nearly optimal tree.
 #
@@ -231,11 +284,13 @@ cost = {"MFC": {}, "exact (implicit Prim)": {}, "exact (SciPy, dense)": {}}
 evaluations = {}
 for n in size.n_grid:
     X = X_cost[:n]
-    cost["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed), repeats=size.repeats)
+    cost["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed),
+                                 repeats=size.repeats)
     cost["exact (implicit Prim)"][n], exact = timed(lambda: exact_mst(X, method="prim"),
                                                     repeats=size.repeats)
     if n <= size.n_scipy_max:
-        cost["exact (SciPy, dense)"][n], _ = timed(lambda: exact_mst(X), repeats=size.repeats)
+        cost["exact (SciPy, dense)"][n], _ = timed(lambda: exact_mst(X),
+                                                   repeats=size.repeats)
     evaluations[n] = (tree.evaluations, exact.evaluations, tree.weight / exact.weight)
 
 
@@ -253,24 +308,41 @@ for n in ns:
     print(f"{n:6d}   {mfc:15d}   {mfc / full:15.1%}   {ratio:10.3f}")
 print(f"log-log slope of MFC's evaluation count: {eval_slope:.2f} (exact: 2)")
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.2)
-axes[0].loglog(ns, [evaluations[n][0] for n in ns], "o-", label=f"MFC (slope {eval_slope:.2f})")
-axes[0].loglog(ns, [evaluations[n][1] for n in ns], "s-", label="exact (slope 2)")
-axes[0].set_xlabel("n")
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.4)
+axes[0].loglog(ns, [evaluations[n][0] for n in ns], "o-", color=COLOURS["MFC"],
+               label=f"MFC (slope {eval_slope:.2f})")
+axes[0].loglog(ns, [evaluations[n][1] for n in ns], "s-",
+               color=COLOURS["exact (implicit Prim)"], label="exact (slope 2)")
+axes[0].set_title("distance evaluations")
 axes[0].set_ylabel("distance evaluations")
-axes[0].legend()
 for (method, c), marker in zip(cost.items(), "osd"):
     m_ns = sorted(c)
-    axes[1].loglog(m_ns, [c[n] for n in m_ns], marker + "-",
+    axes[1].loglog(m_ns, [c[n] for n in m_ns], marker + "-", color=COLOURS[method],
                    label=f"{method} (slope {time_slopes[method]:.2f})")
-axes[1].set_xlabel("n")
+axes[1].set_title("wall time")
 axes[1].set_ylabel("seconds")
-axes[1].legend(fontsize=8)
-plt.show()
+for ax in axes:  # legends under the panels, off the data
+    label_n_axis(ax, ns)
+    ax.set_xlabel("n")
+    ax.tick_params(axis="x", labelrotation=45)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=8)
+book.show_figure(fig, "fig_cost")
 
 # %% [markdown]
-# The claims below are read from this run's slope and times. The evaluation count does
+# ```{glue:figure} fig_cost
+# :alt: Two log-log panels against the number of points n. Left, distance evaluations of MFC and of the exact MST, MFC's line less steep and lower. Right, seconds for MFC, exact implicit Prim and SciPy's dense MST, with their fitted slopes in the legend.
+# :name: fig-15-cost
+#
+# **MFC's distance evaluations grow more slowly than the exact MST's $\binom n2$.** Left:
+# distance evaluations against $n$ on a 32-dimensional Gaussian mixture, with log-log
+# slopes. Right: wall time of MFC, exact implicit Prim and SciPy's dense MST (only up to
+# {glue:text}`n_scipy_max` points), medians of up to {glue:text}`repeats` runs, on this
+# run's machine.
+# ```
+
+# %% [markdown]
+# The claims below are read from this run's slope and times ({numref}`fig-15-cost`). The evaluation count does
 # not depend on the machine, and its slope is held to the usual tolerance when the tests
 # re-execute the notebook. Wall times depend on it: MFC is faster than exact implicit
 # Prim beyond a crossover inside the measured range exactly when it is faster at the
@@ -281,8 +353,8 @@ plt.show()
 book.glue("eval_slope", eval_slope)
 book.glue("speedup_max", speedup_max)
 book.glue("n_max", int(ns[-1]))
-crossover_text = book.measure.describe_crossover(cost["MFC"], cost["exact (implicit Prim)"],
-                                                 "MFC", "exact implicit Prim")
+crossover_text = book.measure.describe_crossover(
+    cost["MFC"], cost["exact (implicit Prim)"], "MFC", "exact implicit Prim")
 book.glue("crossover_text", crossover_text)
 book.claim(
     "subquadratic",
@@ -323,30 +395,43 @@ plane = {"MFC": {}, "exact (implicit Prim)": {}, "mlpack EMST (exact)": {}}
 plane_weights = {}
 for n in size.n_grid:
     X = X_plane[:n]
-    plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed), repeats=size.repeats)
-    plane["exact (implicit Prim)"][n], exact = timed(lambda: exact_mst(X, method="prim"),
-                                                     repeats=size.repeats)
-    plane["mlpack EMST (exact)"][n], emst = timed(lambda: mlpack.emst(input_=X)["output"],
-                                                  repeats=size.repeats)
+    plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed),
+                                  repeats=size.repeats)
+    plane["exact (implicit Prim)"][n], exact = timed(
+        lambda: exact_mst(X, method="prim"), repeats=size.repeats)
+    plane["mlpack EMST (exact)"][n], emst = timed(
+        lambda: mlpack.emst(input_=X)["output"], repeats=size.repeats)
     plane_weights[n] = (exact.weight, emst[:, 2].sum(), tree.weight)
 
 # %% tags=["nbval-check-output"]
-agree = all(abs(w_prim - w_mlpack) <= 1e-6 * w_prim for w_prim, w_mlpack, _ in plane_weights.values())
+agree = all(abs(w_prim - w_mlpack) <= 1e-6 * w_prim
+            for w_prim, w_mlpack, _ in plane_weights.values())
 print(f"mlpack's EMST weight equals the exact MST weight at every n: {agree}")
 
-# %% tags=["hide-input"]
-fig, ax = book.figure(height=3.0)
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.2)
 for (method, c), marker in zip(plane.items(), "osd"):
-    ax.loglog(sorted(c), [c[n] for n in sorted(c)], marker + "-", label=method)
+    ax.loglog(sorted(c), [c[n] for n in sorted(c)], marker + "-", color=COLOURS[method],
+              label=method)
+label_n_axis(ax, ns)
 ax.set_xlabel("n (2-D Gaussian mixture)")
 ax.set_ylabel("seconds")
-ax.legend()
-plt.show()
+fig.legend(loc="outside lower center", ncols=3)
+book.show_figure(fig, "fig_plane")
 plane_ratio = plane["MFC"][ns[-1]] / plane["mlpack EMST (exact)"][ns[-1]]
 book.glue("plane_ratio", plane_ratio)
 
 # %% [markdown]
-# At $n=$ {glue:text}`n_max` in the plane, MFC takes {glue:text}`plane_ratio:.1f` times as long as
+# ```{glue:figure} fig_plane
+# :alt: Log-log plot of seconds against n for 2-D points: exact implicit Prim the slowest and steepest, MFC in the middle, mlpack's exact dual-tree EMST the fastest at every n.
+# :name: fig-15-plane
+#
+# **In two dimensions a specialised exact algorithm beats MFC.** Wall time against $n$ on
+# a 2-D Gaussian mixture for MFC, exact implicit Prim and mlpack's dual-tree Borůvka EMST
+# (exact), medians of up to {glue:text}`repeats` runs on this run's machine.
+# ```
+#
+# At $n=$ {glue:text}`n_max` in the plane ({numref}`fig-15-plane`), MFC takes {glue:text}`plane_ratio:.1f` times as long as
 # mlpack's exact EMST. For low-dimensional vectors, use a specialised exact algorithm; MFC's
 # domain is the one the paper names: metrics where no such structure is available.
 #
@@ -362,11 +447,13 @@ tree_link = forest_completion_mst(X_link, seed=seed)
 scipy_link = linkage(X_link, method="single")
 aris = {}
 for k in (2, 4, 8, 16):
-    aris[k] = adjusted_rand_score(cut_tree(tree_link, k), fcluster(scipy_link, k, "maxclust"))
+    aris[k] = adjusted_rand_score(cut_tree(tree_link, k),
+                                  fcluster(scipy_link, k, "maxclust"))
 
 # %% tags=["nbval-check-output"]
 for k, ari in aris.items():
-    print(f"k = {k:2d} clusters: ARI(MFC single linkage, SciPy single linkage) = {ari:.3f}")
+    print(f"k = {k:2d} clusters: "
+          f"ARI(MFC single linkage, SciPy single linkage) = {ari:.3f}")
 
 # %% [markdown]
 # Single linkage cuts the *heaviest* edges, exactly where an approximate tree differs from the

@@ -19,12 +19,11 @@
 # $\kappa$ lets them spread over decades. This notebook draws the density, checks it against a
 # sampler, looks at its tails and fits $\kappa$. All of it is `icml25.htmp`.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
 import numpy as np
 
 from icml25 import book, htmp
@@ -57,26 +56,42 @@ GAMMA = 2.0  # aspect ratio p/n of the matrices
 # %%
 book.glue("draws", size.draws)
 book.glue("n", size.n)
-samples = {k: np.concatenate([htmp.sample_htmp(size.n, GAMMA, k, run.rng) for _ in range(size.draws)])
-           for k in (*size.kappas, np.inf)}
+samples = {
+    k: np.concatenate([htmp.sample_htmp(size.n, GAMMA, k, run.rng)
+                       for _ in range(size.draws)])
+    for k in (*size.kappas, np.inf)
+}
 ks = {k: htmp.ks_distance(x, GAMMA, k) for k, x in samples.items()}
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=3.4)
 for i, (k, x) in enumerate(samples.items()):
     bins = np.logspace(np.log10(max(x.min(), 1e-6)), np.log10(x.max()), 50)
     hist, edges = np.histogram(x, bins, density=True)
     centres = np.sqrt(edges[1:] * edges[:-1])
     label = "MP ($\\kappa=\\infty$)" if np.isinf(k) else f"$\\kappa={k:g}$"
-    ax.loglog(centres[hist > 0], hist[hist > 0], "o", ms=3, color=book.PALETTE[i], alpha=0.6)
+    ax.loglog(centres[hist > 0], hist[hist > 0], "o", ms=3, color=book.PALETTE[i],
+              alpha=0.6)
     grid = np.logspace(np.log10(centres[0]), np.log10(edges[-1]), 400)
-    density = htmp.mp_density(grid, GAMMA) if np.isinf(k) else htmp.htmp_density(grid, GAMMA, k)
+    density = (htmp.mp_density(grid, GAMMA) if np.isinf(k)
+               else htmp.htmp_density(grid, GAMMA, k))
     ax.loglog(grid, density, color=book.PALETTE[i], label=f"{label}, KS {ks[k]:.3f}")
 ax.set_ylim(1e-5, None)
 ax.set_xlabel("eigenvalue $x$ (mean $\\gamma$)")
 ax.set_ylabel("density")
-ax.legend(fontsize=8)
-plt.show()
+ax.legend(fontsize=8, loc="upper right")  # the densities vanish there
+book.show_figure(fig, "fig_density")
+
+# %% [markdown]
+# ```{glue:figure} fig_density
+# :alt: Log-log plot of eigenvalue densities at gamma = 2, one colour per kappa and one for the Marchenko-Pastur law: dots are histograms of sampled eigenvalues, lines the closed-form densities; the smaller kappa, the further the curve reaches towards small and large eigenvalues.
+# :name: fig-17-density
+#
+# **The smaller $\kappa$, the further the spectrum spreads, down and up.** Lines: the
+# closed-form HTMP density for each $\kappa$ and its limit, the MP law ($\kappa=\infty$);
+# dots: histograms of {glue:text}`draws` sampled matrices of {glue:text}`n` nonzero
+# eigenvalues each, at $\gamma=2$. The legend gives the KS distance between the two.
+# ```
 
 # %% tags=["nbval-check-output"]
 worst = max(ks.values())
@@ -93,8 +108,8 @@ book.claim(
 )
 
 # %% [markdown]
-# Curves (density) and dots (samples) agree for every $\kappa$. The agreement is a check
-# of the formula and of the sampler, including their $\kappa\to\infty$ limit (MP); the
+# In {numref}`fig-17-density`, curves (density) and dots (samples) agree for every
+# $\kappa$. The agreement is a check of the formula and of the sampler, including their $\kappa\to\infty$ limit (MP); the
 # reproduction repeats it over other aspect ratios $\gamma$. As $\kappa$ falls the
 # spectrum spreads: the small eigenvalues reach down by orders of magnitude and the
 # large ones up, with nearly straight stretches on the log-log plot. With
@@ -108,24 +123,35 @@ book.claim(
 # $x\approx 2\gamma/\kappa$. In between, for small $\kappa$, the slope lingers near $-1$ to $-3$
 # for a long stretch, which is what a finite sample of eigenvalues sees.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=3.0)
 for i, k in enumerate(size.kappas):
     grid = np.logspace(-4, np.log10(max(40 * GAMMA / k, 30)), 600)
     logf = htmp.htmp_logpdf(grid, GAMMA, k)
-    ax.semilogx(grid, np.gradient(logf, np.log(grid)), color=book.PALETTE[i], label=f"$\\kappa={k:g}$")
+    ax.semilogx(grid, np.gradient(logf, np.log(grid)), color=book.PALETTE[i],
+                label=f"$\\kappa={k:g}$")
     ax.axhline(k / 2 * (1 - 1 / GAMMA) - 1, color=book.PALETTE[i], ls=":", lw=1)
 ax.set_ylim(-8, 4)
 ax.set_xlabel("eigenvalue $x$")
 ax.set_ylabel("local slope $d\\log f / d\\log x$")
 ax.legend(fontsize=8, loc="lower left")
-plt.show()
+book.show_figure(fig, "fig_local_slope")
 
 # %% [markdown]
-# Dotted lines: the lower-tail exponents $\tfrac\kappa2(1-\tfrac1\gamma)-1$. No curve has a flat
-# stretch at the top: at any fixed $\kappa$ the upper tail is not a true power law, and a fitted
-# exponent depends on where the fit starts and on how many eigenvalues there are. The reproduction
-# measures that dependence.
+# ```{glue:figure} fig_local_slope
+# :alt: Local slope of the log density against the eigenvalue on a log axis, one curve per kappa: each curve is flat at small eigenvalues, on a dotted line at its lower-tail exponent, and falls ever more steeply at large eigenvalues.
+# :name: fig-17-local-slope
+#
+# **The lower tail is a true power law; the upper tail is not.** The local slope
+# $d\log f/d\log x$ of the HTMP density at $\gamma=2$ for each $\kappa$: flat near zero, at
+# the lower-tail exponent $\tfrac\kappa2(1-\tfrac1\gamma)-1$ (dotted), and falling without
+# bound beyond the bulk.
+# ```
+#
+# No curve in {numref}`fig-17-local-slope` has a flat stretch at the top: at any fixed
+# $\kappa$ the upper tail is not a true power law, and a fitted exponent depends on where
+# the fit starts and on how many eigenvalues there are. The reproduction measures that
+# dependence.
 #
 # The lower tail, on the other hand, is an exact power law, so the *inverse* spectrum $1/x$ has an
 # exact upper power law, with density exponent $1+\tfrac\kappa2(1-\tfrac1\gamma)$. The first

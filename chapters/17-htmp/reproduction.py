@@ -16,22 +16,35 @@
 # 4. small trained networks on scikit-learn's digits: $\hat\kappa$ and WeightWatcher's $\alpha$
 #    per layer, against the SGD temperature and the test accuracy.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import contextlib
 import io
 import logging
 import time
 import warnings
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import powerlaw
 import torch
+from matplotlib.ticker import (
+    FuncFormatter,
+    LogLocator,
+    NullFormatter,
+    PercentFormatter,
+)
 from scipy import stats
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
@@ -39,35 +52,43 @@ from sklearn.model_selection import train_test_split
 from icml25 import book, htmp
 
 SIZES = {
-    "quick": dict(ks_gammas=(2.0,), ks_kappas=(0.5, 4.0), ks_n=1000, ks_draws=2,
-                  tail_kappas=(0.25, 1.0, 4.0, 64.0, np.inf), tail_ns=(250, 1000), fit_reps=3,
-                  fit_kappas=(0.5, 4.0), d=200, rhos=(0.0, 1.0, 2.0), blocks=(1, 8, 200),
-                  lrs=(0.05, 0.25), batches=(8, 64), max_epochs=60, width=256),
-    "book": dict(ks_gammas=(1.5, 2.0, 4.0), ks_kappas=(0.25, 1.0, 4.0, 16.0), ks_n=2000, ks_draws=3,
-                 tail_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0, np.inf),
-                 tail_ns=(250, 1000, 2000), fit_reps=10, fit_kappas=(0.5, 2.0, 8.0), d=400,
-                 rhos=(0.0, 0.5, 1.0, 1.5, 2.0), blocks=(1, 4, 16, 64, 400),
-                 lrs=(0.02, 0.1, 0.4), batches=(8, 64), max_epochs=200, width=512),
-    "paper": dict(ks_gammas=(1.5, 2.0, 4.0), ks_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0),
-                  ks_n=8000, ks_draws=10,
-                  tail_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0, np.inf),
-                  tail_ns=(250, 1000, 4000, 8000), fit_reps=50, fit_kappas=(0.25, 0.5, 2.0, 8.0),
-                  d=1000, rhos=(0.0, 0.5, 1.0, 1.5, 2.0), blocks=(1, 4, 16, 64, 256, 1000),
-                  lrs=(0.01, 0.02, 0.05, 0.1, 0.4), batches=(8, 32, 128), max_epochs=400, width=1024),
+    "quick": dict(
+        ks_gammas=(2.0,), ks_kappas=(0.5, 4.0), ks_n=1000, ks_draws=2,
+        tail_kappas=(0.25, 1.0, 4.0, 64.0, np.inf), tail_ns=(250, 1000), fit_reps=3,
+        fit_kappas=(0.5, 4.0), d=200, rhos=(0.0, 1.0, 2.0), blocks=(1, 8, 200),
+        lrs=(0.05, 0.25), batches=(8, 64), max_epochs=60, width=256,
+    ),
+    "book": dict(
+        ks_gammas=(1.5, 2.0, 4.0), ks_kappas=(0.25, 1.0, 4.0, 16.0), ks_n=2000,
+        ks_draws=3, tail_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0, np.inf),
+        tail_ns=(250, 1000, 2000), fit_reps=10, fit_kappas=(0.5, 2.0, 8.0), d=400,
+        rhos=(0.0, 0.5, 1.0, 1.5, 2.0), blocks=(1, 4, 16, 64, 400),
+        lrs=(0.02, 0.1, 0.4), batches=(8, 64), max_epochs=200, width=512,
+    ),
+    "paper": dict(
+        ks_gammas=(1.5, 2.0, 4.0), ks_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0),
+        ks_n=8000, ks_draws=10,
+        tail_kappas=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 64.0, np.inf),
+        tail_ns=(250, 1000, 4000, 8000), fit_reps=50, fit_kappas=(0.25, 0.5, 2.0, 8.0),
+        d=1000, rhos=(0.0, 0.5, 1.0, 1.5, 2.0), blocks=(1, 4, 16, 64, 256, 1000),
+        lrs=(0.01, 0.02, 0.05, 0.1, 0.4), batches=(8, 32, 128), max_epochs=400,
+        width=1024,
+    ),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 logging.getLogger("weightwatcher").setLevel(logging.ERROR)
-# Fits of kappa search (0.01, 30): above 30 the HTMP density is within a few per cent of MP at
-# these sizes, and each likelihood would cost a millisecond per eigenvalue (mpmath). A fitted
-# value at the upper bound reads "MP-like".
+# Fits of kappa search (0.01, 30): above 30 the HTMP density is within a few per cent
+# of MP at these sizes, and each likelihood would cost a millisecond per eigenvalue
+# (mpmath). A fitted value at the upper bound reads "MP-like".
 KAPPA_BOUNDS = (0.01, 30.0)
 
 
 def powerlaw_fit(x):
-    """powerlaw's fit (x_min chosen by KS) and its power law vs exponential comparison."""
+    """powerlaw's fit (x_min chosen by KS), and its power law vs exponential test."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the solver's "less than 2 unique values" and friends
+        # the solver's "less than 2 unique values" and friends
+        warnings.simplefilter("ignore")
         fit = powerlaw.Fit(x, verbose=False)
         ratio, p = fit.distribution_compare("power_law", "exponential")
     return fit.alpha, fit.xmin, ratio, p
@@ -96,7 +117,8 @@ book.glue("ks_n", size.ks_n)
 rows = []
 for g in size.ks_gammas:
     for k in size.ks_kappas:
-        x = np.concatenate([htmp.sample_htmp(size.ks_n, g, k, run.rng) for _ in range(size.ks_draws)])
+        x = np.concatenate([htmp.sample_htmp(size.ks_n, g, k, run.rng)
+                            for _ in range(size.ks_draws)])
         rows.append(dict(gamma=g, kappa=k, KS=htmp.ks_distance(x, g, k)))
 ks_table = pd.DataFrame(rows).pivot(index="kappa", columns="gamma", values="KS")
 ks_table.round(4)
@@ -109,7 +131,8 @@ book.claim(
     ks_table.values.max(), "<", 0.03,
     kind="check",
     digits=3,
-    paper="the HTMP density is the limit of the high-temperature beta-Laguerre ensemble",
+    paper="the HTMP density is the limit of the high-temperature beta-Laguerre "
+    "ensemble",
     note=f"{size.ks_draws} x {size.ks_n} eigenvalues per cell; ours: the worst cell",
 )
 
@@ -127,30 +150,47 @@ for k in size.tail_kappas:
     for n in size.tail_ns:
         x = htmp.sample_htmp(n, 2.0, k, run.rng)
         alpha, xmin, ratio, p = powerlaw_fit(x)
-        rows.append(dict(kappa=k, n=n, alpha=alpha, xmin=xmin, hill=htmp.hill_alpha(x, 0.05),
-                         cv=x.std() / x.mean(), R=ratio, p=p))
+        rows.append(dict(kappa=k, n=n, alpha=alpha, xmin=xmin,
+                         hill=htmp.hill_alpha(x, 0.05), cv=x.std() / x.mean(),
+                         R=ratio, p=p))
 tails = pd.DataFrame(rows)
 tails.pivot(index="kappa", columns="n", values="alpha").round(2)
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.1)
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.4)
 for i, n in enumerate(size.tail_ns):
     g = tails[tails.n == n]
     finite = np.isfinite(g.kappa)
-    axes[0].semilogx(g.kappa[finite], g.alpha[finite], "o-", color=book.PALETTE[i], label=f"n = {n}")
+    axes[0].semilogx(g.kappa[finite], g.alpha[finite], "o-", color=book.PALETTE[i],
+                     label=f"n = {n}")
     axes[0].axhline(g.alpha[~finite].iloc[0], color=book.PALETTE[i], ls=":", lw=1)
     axes[1].semilogx(g.kappa[finite], g.R[finite], "o-", color=book.PALETTE[i])
-axes[0].axhspan(2, 6, color="grey", alpha=0.15, lw=0)
+axes[0].axhspan(2, 6, color="grey", alpha=0.15, lw=0,
+                label="WeightWatcher's band 2 to 6")
+axes[0].set_title("tail exponent (dotted: MP)")
 axes[0].set_xlabel("$\\kappa$")
-axes[0].set_ylabel("powerlaw's $\\alpha$ (dotted: MP)")
-axes[0].legend(fontsize=8)
+axes[0].set_ylabel("powerlaw's $\\alpha$")
 axes[1].axhline(0, color="grey", lw=0.8)
+axes[1].set_title("power law vs exponential tail")
 axes[1].set_xlabel("$\\kappa$")
-axes[1].set_ylabel("log-likelihood ratio, power law vs exponential")
-plt.show()
+axes[1].set_ylabel("log-likelihood ratio $R$")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center",
+           ncols=len(size.tail_ns) + 1)
+book.show_figure(fig, "fig_tail_fits")
 
 # %% [markdown]
-# The fitted exponent falls with $\kappa$ from MP's values to about 2, crossing WeightWatcher's
+# ```{glue:figure} fig_tail_fits
+# :alt: Two panels against kappa on a log axis, one line per matrix size n. Left, the tail exponent alpha fitted by powerlaw, with dotted lines for the Marchenko-Pastur samples and a shaded band from 2 to 6. Right, the log-likelihood ratio of a power law against an exponential tail, with a grey line at zero.
+# :name: fig-17-tail-fits
+#
+# **What a tail fit reads off an HTMP spectrum depends on the matrix size $n$ as well as
+# on $\kappa$.** Left: the exponent $\alpha$ of `powerlaw.Fit` ($x_\text{min}$ chosen by
+# KS) on one HTMP sample per $\kappa$ and $n$ at $\gamma=2$; dotted: the same fit on an MP
+# sample; shaded: WeightWatcher's "well-trained" band. Right: `powerlaw`'s log-likelihood
+# ratio $R$ of a power law against an exponential tail ($R<0$ favours the exponential).
+# ```
+#
+# The fitted exponent ({numref}`fig-17-tail-fits`, left) falls with $\kappa$ from MP's values to about 2, crossing WeightWatcher's
 # "well-trained" band of 2 to 6 (shaded; the tool's heuristic, not an established fact) for
 # $\kappa$ of order 1. It also moves with $n$: the same ensemble reads as a heavier or lighter tail
 # depending on how many eigenvalues the fit sees, and the likelihood-ratio test turns towards the
@@ -165,12 +205,13 @@ book.claim(
     f"powerlaw's alpha increases with kappa (Spearman >= 0.9, n = {max(size.tail_ns)})",
     rho_alpha, ">=", 0.9,
     interval=spearman_interval(rho_alpha, len(largest)),
-    paper="tails become heavier as the repulsion parameter decreases; MP as kappa -> infinity",
+    paper="tails become heavier as the repulsion parameter decreases; "
+    "MP as kappa -> infinity",
     note=f"over {len(largest)} levels of kappa (MP included), one matrix each",
 )
 small = tails[np.isclose(tails.kappa, min(size.tail_kappas))]
-book.glue("hill_order", stats.spearmanr(np.where(np.isfinite(largest.kappa), largest.kappa, 1e9),
-                                        largest.hill).statistic)
+book.glue("hill_order", stats.spearmanr(
+    np.where(np.isfinite(largest.kappa), largest.kappa, 1e9), largest.hill).statistic)
 book.claim(
     "heavy-from-light",
     f"light-tailed chi entries give a power-law-looking spectrum: alpha < 3 at kappa = "
@@ -201,10 +242,12 @@ book.claim(
 # %%
 book.glue("fit_reps", size.fit_reps)
 fits = pd.DataFrame([
-    dict(kappa=k, fitted=htmp.fit_kappa(htmp.sample_htmp(200, 2.0, k, run.rng), 2.0, KAPPA_BOUNDS))
+    dict(kappa=k, fitted=htmp.fit_kappa(htmp.sample_htmp(200, 2.0, k, run.rng), 2.0,
+                                        KAPPA_BOUNDS))
     for k in size.fit_kappas for _ in range(size.fit_reps)])
 fits["relative error"] = fits.fitted / fits.kappa - 1
-summary = fits.groupby("kappa")["relative error"].describe()[["mean", "std", "min", "max"]]
+summary = (fits.groupby("kappa")["relative error"].describe()
+           [["mean", "std", "min", "max"]])
 summary.round(3)
 
 # %% tags=["nbval-check-output"]
@@ -246,21 +289,27 @@ book.glue("d", size.d)
 
 def factor_row(factor, level, eigs, gamma):
     alpha, *_ = powerlaw_fit(eigs)
-    return dict(factor=factor, level=level, kappa=htmp.fit_kappa(eigs, gamma, KAPPA_BOUNDS),
-                alpha=alpha)
+    return dict(factor=factor, level=level,
+                kappa=htmp.fit_kappa(eigs, gamma, KAPPA_BOUNDS), alpha=alpha)
 
 
 rows = []
 d = size.d
 for rho in size.rhos:
     X = run.rng.standard_normal((2 * d, d)) * np.arange(1, d + 1) ** (-rho / 2)
-    rows.append(factor_row("data correlation rho", rho, np.linalg.eigvalsh(X.T @ X / (2 * d)), 2.0))
+    eigs = np.linalg.eigvalsh(X.T @ X / (2 * d))
+    rows.append(factor_row("data correlation rho", rho, eigs, 2.0))
 for b in size.blocks:
     blocks = [run.rng.standard_normal((2 * b, b)) for _ in range(d // b)]
     eigs = np.concatenate([np.linalg.eigvalsh(B.T @ B) for B in blocks])
     rows.append(factor_row("block size b (eigenvector entropy)", b, eigs, 2.0))
 factors = pd.DataFrame(rows)
-factors.round(3)
+for name, g in factors.groupby("factor", sort=False):  # one row per quantity
+    table = g.set_index("level")[["kappa", "alpha"]].T
+    table.index = ["fitted kappa", "powerlaw's alpha"]
+    table.columns = [f"{level:g}" for level in table.columns]
+    print(f"{name}:")
+    print(table.to_string(float_format="{:.3g}".format))
 
 
 # %% tags=["nbval-check-output"]
@@ -285,16 +334,18 @@ entropy_rho, entropy_ends, entropy_ok = ordered(
     factors, "block size b (eigenvector entropy)", 1)
 book.claim(
     "factor-correlation",
-    "more correlated data gives a smaller fitted kappa (non-increasing in rho, ends 2x apart)",
+    "more correlated data gives a smaller fitted kappa (non-increasing in rho, "
+    "ends 2x apart)",
     corr_ok, "==", True,
     shown=(corr_rho, corr_ends),
-    paper="complex correlation structures in the data lead to heavier tails (smaller kappa)",
+    paper="complex correlation structures in the data lead to heavier tails "
+    "(smaller kappa)",
     note="ours: Spearman(rho, kappa), kappa at rho = 0 over kappa at the largest rho",
 )
 book.claim(
     "factor-entropy",
-    "lower eigenvector entropy gives a smaller fitted kappa (non-decreasing in block size, "
-    "ends 2x apart)",
+    "lower eigenvector entropy gives a smaller fitted kappa (non-decreasing in "
+    "block size, ends 2x apart)",
     entropy_ok, "==", True,
     shown=(entropy_rho, entropy_ends),
     paper="reduced eigenvector entropy leads to heavier tails (smaller kappa)",
@@ -328,13 +379,15 @@ book.glue("target_loss", TARGET_LOSS)
 digits = load_digits()
 Xtr, Xte, ytr, yte = train_test_split(digits.data / 16.0, digits.target, test_size=0.25,
                                       random_state=seed, stratify=digits.target)
-Xtr, Xte = torch.tensor(Xtr, dtype=torch.float32), torch.tensor(Xte, dtype=torch.float32)
+Xtr = torch.tensor(Xtr, dtype=torch.float32)
+Xte = torch.tensor(Xte, dtype=torch.float32)
 ytr, yte = torch.tensor(ytr), torch.tensor(yte)
 
 
 def make_mlp():
     return torch.nn.Sequential(torch.nn.Linear(64, size.width), torch.nn.ReLU(),
-                               torch.nn.Linear(size.width, size.width // 2), torch.nn.ReLU(),
+                               torch.nn.Linear(size.width, size.width // 2),
+                               torch.nn.ReLU(),
                                torch.nn.Linear(size.width // 2, 10))
 
 
@@ -370,7 +423,8 @@ def layer_spectra(model):
 def watch(model):
     import weightwatcher
 
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints "SMALL N PL FIT" notices
+    # it prints "SMALL N PL FIT" notices
+    with contextlib.redirect_stdout(io.StringIO()):
         details = weightwatcher.WeightWatcher(model=model).analyze()
     return details.set_index("layer_id").alpha.values[:2]
 
@@ -388,38 +442,85 @@ for lr, batch in configs:
     ww_alpha = watch(model)
     ww_seconds += time.perf_counter() - t0
     for (name, eigs, gamma), a in zip(layer_spectra(model), ww_alpha):
-        rows.append(dict(lr=lr, batch=batch, temperature=np.nan if lr is None else lr / batch,
+        rows.append(dict(lr=lr, batch=batch,
+                         temperature=np.nan if lr is None else lr / batch,
                          epochs=epochs, layer=name, accuracy=accuracy,
                          kappa=htmp.fit_kappa(eigs, gamma, KAPPA_BOUNDS),
                          ww_alpha=a, hill=htmp.hill_alpha(eigs, 0.1)))
 nets = pd.DataFrame(rows)
 book.glue("train_s", time.perf_counter() - started - ww_seconds)
 book.glue("ww_s", ww_seconds)
-nets.round(4)
+
+
+def config_row(g):
+    """One configuration's two layers as one row: 'layer 1 / layer 2' per quantity."""
+    lr, batch = g.lr.iloc[0], g.batch.iloc[0]
+    is_trained = not np.isnan(g.temperature.iloc[0])
+    pair = {col: " / ".join(f"{v:.2f}" for v in g[col])
+            for col in ("kappa", "ww_alpha", "hill")}
+    return {
+        "config": f"eta={lr:g}, B={batch:.0f}" if is_trained else "init",
+        "eta/B": f"{g.temperature.iloc[0]:.2g}" if is_trained else "-",
+        "epochs": int(g.epochs.iloc[0]),
+        "test acc.": f"{g.accuracy.iloc[0]:.3f}" if is_trained else "-",
+        "kappa": pair["kappa"], "WW alpha": pair["ww_alpha"], "Hill": pair["hill"],
+    }
+
+
+n_layers = 2  # rows per configuration, in the order they were appended
+per_config = pd.DataFrame([config_row(nets.iloc[i:i + n_layers])
+                           for i in range(0, len(nets), n_layers)])
+width = per_config.config.str.len().max()  # left-align the configurations
+print("one row per configuration; kappa, WW alpha, Hill: layer 1 / layer 2")
+print(per_config.to_string(index=False, formatters={"config": lambda c: c.ljust(width)},
+                           header=["config".ljust(width), *per_config.columns[1:]]))
 
 # %% [markdown]
-# The first two rows are the random initialisation. Training {glue:text}`train_s:.0f` s,
+# The first row is the random initialisation. Training {glue:text}`train_s:.0f` s,
 # WeightWatcher {glue:text}`ww_s:.1f` s in all (this run's timing).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 trained = nets.dropna(subset=["temperature"])
-fig, axes = book.figure(3, height=3.0)
+fig, axes = book.figure(3, height=3.4)
 for i, (layer, g) in enumerate(trained.groupby("layer")):
     init = nets[nets.temperature.isna() & (nets.layer == layer)].kappa.iloc[0]
     axes[0].loglog(g.temperature, g.kappa, "o", color=book.PALETTE[i], label=layer)
     axes[0].axhline(init, color=book.PALETTE[i], ls=":", lw=1)
     axes[1].semilogx(g.temperature, g.ww_alpha, "o", color=book.PALETTE[i])
     axes[2].semilogx(g.kappa, g.accuracy, "o", color=book.PALETTE[i])
+axes[0].plot([], [], color="grey", ls=":", lw=1,
+             label="$\\hat\\kappa$ at initialisation")
+axes[0].set_title("$\\hat\\kappa$ vs $\\eta/B$")
 axes[0].set_xlabel("temperature $\\eta/B$")
-axes[0].set_ylabel("fitted $\\kappa$ (dotted: at init)")
-axes[0].legend(fontsize=8)
+axes[0].set_ylabel("fitted $\\kappa$")
+axes[1].set_title("WeightWatcher $\\alpha$ vs $\\eta/B$")
 axes[1].set_xlabel("temperature $\\eta/B$")
 axes[1].set_ylabel("WeightWatcher $\\alpha$")
+axes[2].set_title("accuracy vs $\\hat\\kappa$")
 axes[2].set_xlabel("fitted $\\kappa$")
-for ax, axis in ((axes[0], "y"), (axes[2], "x")):  # minor-tick labels collide on short log ranges
-    getattr(ax, f"{axis}axis").set_minor_formatter(plt.NullFormatter())
 axes[2].set_ylabel("test accuracy")
-plt.show()
+axes[2].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
+for axis in (axes[0].yaxis, axes[2].xaxis):  # labelled ticks at 1, 2, 3, 5 per decade
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+book.show_figure(fig, "fig_trained")
+
+# %% [markdown]
+# ```{glue:figure} fig_trained
+# :alt: Three scatter panels, one colour per hidden layer. Left, the fitted kappa of each trained layer against the SGD temperature eta over B on log axes, with dotted lines at the kappa fitted at initialisation. Middle, WeightWatcher's alpha against the temperature. Right, test accuracy against the fitted kappa.
+# :name: fig-17-trained
+#
+# **Training moves every layer away from the initialisation's spectrum, and the fitted
+# $\hat\kappa$ can be read against the SGD temperature, WeightWatcher's $\alpha$ and the
+# accuracy.** One point per hidden layer and trained configuration
+# ({glue:text}`n_trained` in all). Left: $\hat\kappa$ against the temperature $\eta/B$
+# (Spearman {glue:text}`temp_trend:+.2f`); dotted: $\hat\kappa$ of the same layer at
+# initialisation. Middle: WeightWatcher's $\alpha$ against $\eta/B$. Right: test accuracy
+# against $\hat\kappa$ (Spearman {glue:text}`acc_trend:+.2f`); note the narrow range of
+# its axis.
+# ```
 
 # %% tags=["nbval-check-output"]
 temp_trend = stats.spearmanr(trained.temperature, trained.kappa).statistic
@@ -433,25 +534,29 @@ book.glue("rank_step", 12 / (len(trained) ** 3 - len(trained)))
 # Trained networks: their figures move across CPUs (see the prose), hence the atol.
 book.claim(
     "factor-temperature",
-    "lower SGD temperature (eta/B) gives a smaller fitted kappa (Spearman(eta/B, kappa) > 0)",
+    "lower SGD temperature (eta/B) gives a smaller fitted kappa "
+    "(Spearman(eta/B, kappa) > 0)",
     temp_trend, ">", 0,
     interval=spearman_interval(temp_trend, len(trained)),
     atol=0.05,
     paper="reduced temperatures during training lead to heavier tails (smaller kappa)",
-    note="ours: both hidden layers, all trained configurations; temperature := eta/B (assumed)",
+    note="ours: both hidden layers, all trained configurations; "
+    "temperature := eta/B (assumed)",
 )
 book.claim(
     "kappa-vs-ww",
-    "fitted kappa and WeightWatcher's alpha order the trained layers alike (Spearman >= 0.5)",
+    "fitted kappa and WeightWatcher's alpha order the trained layers alike "
+    "(Spearman >= 0.5)",
     agree, ">=", 0.5,
     interval=spearman_interval(agree, len(trained)),
     atol=0.05,
-    paper="kappa works as a scale-free quality metric comparable to WeightWatcher's alpha",
+    paper="kappa works as a scale-free quality metric comparable to WeightWatcher's "
+    "alpha",
 )
 
 # %% [markdown]
-# Reading the measurements (Spearman correlations over both layers and all trained
-# configurations): $\hat\kappa$ against the temperature {glue:text}`temp_trend:+.2f`,
+# Reading the measurements ({numref}`fig-17-trained`; Spearman correlations over both
+# layers and all trained configurations): $\hat\kappa$ against the temperature {glue:text}`temp_trend:+.2f`,
 # $\hat\kappa$ against the test accuracy {glue:text}`acc_trend:+.2f`, $\hat\kappa$
 # against WeightWatcher's $\alpha$ {glue:text}`agree:+.2f`. The claims' intervals are
 # Fisher's $z$ intervals of section 2 over the trained layers; they treat the two layers

@@ -94,6 +94,12 @@ class Claim:
             return f"{symbol} [{format_measured(lo)}, {format_measured(hi)}]"
         return f"{symbol} {format_measured(self.threshold)}"
 
+    def requirement(self) -> str:
+        """``threshold ≥ 0.9``, or ``required: yes`` for a compound (yes/no) statement."""
+        if isinstance(self.threshold, bool):
+            return f"required: {format_measured(self.threshold)}"
+        return f"threshold {self.criterion()}"
+
     def ours(self) -> str:
         """The measured figure, with its interval where there is one."""
         text = self.measured
@@ -106,7 +112,7 @@ class Claim:
         """One plain-text line (wrapped at 88 columns) for terminals and logs."""
         label = self.verdict.upper() if self.kind == "claim" else f"check {self.verdict}"
         text = (f"[{self.id}] {label}: {self.statement} | ours: {self.ours()} "
-                f"(threshold {self.criterion()}) | paper: {self.paper}")
+                f"({self.requirement()}) | paper: {self.paper}")
         text += f" | {self.note}" if self.note else ""
         text += f" | seeds: {self.seeds_text()}" if self.seeds else ""
         return textwrap.fill(text, 88, subsequent_indent="    ")
@@ -143,7 +149,7 @@ class Claim:
             f'<code style="background:none;color:#555">{esc(self.id)}</code></div>'
             f"<div>{esc(self.statement)}</div>"
             f'<div style="margin-top:.25em"><strong>Ours:</strong> {esc(self.ours())} '
-            f"(threshold {esc(self.criterion())}) · <strong>Paper:</strong> {esc(self.paper)}"
+            f"({esc(self.requirement())}) · <strong>Paper:</strong> {esc(self.paper)}"
             f"</div>{note}</div>"
         )
 
@@ -402,7 +408,7 @@ def glance(records: list[Claim]) -> str:
             fragile = (" {bdg-warning-line}`fragile: " + c.seeds_text().split(";")[0] + "`"
                        if c.seeds and c.seeds["fragile"] else "")
             lines.append(f"- {{{roles[c.verdict]}}}`{c.verdict}`{fragile} {statement}: "
-                         f"**{c.ours()}** (threshold {c.criterion()})")
+                         f"**{c.ours()}** ({c.requirement()})")
     return "\n".join(lines).strip() or "No claims are checked on this page."
 
 

@@ -56,7 +56,7 @@ def _rows(chapter: notebooks.Chapter, kind: str):
 
 def _table(chapter: notebooks.Chapter, kind: str) -> str | None:
     rows = [
-        [badge(c.verdict), c.statement, f"{c.ours()} (threshold {c.criterion()})", c.paper,
+        [badge(c.verdict), c.statement, f"{c.ours()} ({c.requirement()})", c.paper,
          _seeds(s), c.note]
         for c, s in _rows(chapter, kind)
     ]
@@ -79,7 +79,7 @@ def _tables(chapter: notebooks.Chapter, heading: str) -> list[str]:
 
 def chapter_table(chapter: notebooks.Chapter) -> str:
     """The chapter's own tables, included by its ``index.md``."""
-    body = "\n".join(_tables(chapter, "####")).rstrip("\n")
+    body = "\n".join(_tables(chapter, "###")).rstrip("\n")
     return f"{HEADER}\n\n{body}\n"
 
 
@@ -143,6 +143,9 @@ def ledger_page(chapters: list[notebooks.Chapter]) -> str:
         f"{total['checks_pass']} of {total['checks']} checks pass."
         if total["claims"] else "No chapter has been executed yet."
     )
+    unseeded = [ch.name[:2] for ch in chapters if robustness.read(ch) is None]
+    if unseeded and total["claims"]:
+        headline += f" Seed robustness not yet run for chapter(s) {', '.join(unseeded)}."
     parts = [
         HEADER,
         "",

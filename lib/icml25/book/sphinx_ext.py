@@ -1,7 +1,8 @@
 """Sphinx glue for the book.
 
-* No repository or "edit this page" button when ``repository.url`` in ``_config.yml`` is empty
-  (the default): a button to a repository that does not exist is worse than none.
+* The repository and "edit this page" buttons follow ``repository.url`` in ``_config.yml``: shown
+  when it is set, absent when it is empty (the default); a button to a repository that does not
+  exist is worse than none.
 * "edit this page" opens a notebook's py:percent source.
 * The ``.py`` source of every chapter notebook is published beside its page and offered in the
   download menu, next to the executed ``.ipynb``.
@@ -63,13 +64,14 @@ def _drop_unused_scripts(app, pagename, templatename, context, doctree):
         context["script_files"][:] = [s for s in context["script_files"] if not unused(s)]
 
 
-def _hide_buttons_without_a_repository(app, config):
+def _buttons_follow_the_repository(app, config):
     options = dict(config.html_theme_options or {})
-    if not options.get("repository_url"):
-        for button in ("use_repository_button", "use_edit_page_button", "use_issues_button",
-                       "use_source_button"):
-            options[button] = False
-        config.html_theme_options = options
+    has_repository = bool(options.get("repository_url"))
+    options["use_repository_button"] = has_repository
+    options["use_edit_page_button"] = has_repository
+    options["use_issues_button"] = False
+    options["use_source_button"] = False
+    config.html_theme_options = options
 
 
 def _offer_py_source(app, pagename, templatename, context, doctree):
@@ -90,7 +92,7 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
-    app.connect("config-inited", _hide_buttons_without_a_repository)
+    app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
     # the context, and sphinx-book-theme's header buttons (501), which call it.
