@@ -21,12 +21,13 @@
 # reviews come from a generator that can write any review in all 16 combinations of four
 # attributes, which gives the exact counterfactual and so the true effect.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
+import textwrap
+
 import numpy as np
 
 from icml25 import book, rate
@@ -40,6 +41,9 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 pool = rate.make_pool(size.pool, seed)
 table = rate.lexicon_reward(pool.texts)  # table[review, version]
+# One colour per estimator, the same in every figure of the chapter; the truth in grey.
+COLOURS = {"naive": book.PALETTE[0], "single rewrite": book.PALETTE[1],
+           "RATE": book.PALETTE[2], "truth": "0.55"}
 
 # %% [markdown]
 # ## One review, its rewrites and its counterfactual
@@ -58,7 +62,9 @@ twice = fixer([0], [once], 1, run.rng)[0]
 truth_code = code & ~rate.bit("sentiment")
 for label, c in [("y (W=1)", code), ("Re(y, 0)", once), ("Re(Re(y, 0), 1)", twice),
                  ("Y(0), the truth", truth_code)]:
-    print(f"{label:16s} R = {table[0, c]:+.3f}  {pool.texts[0, c]}")
+    print(f"{label:16s} R = {table[0, c]:+.3f}")
+    print(textwrap.fill(pool.texts[0, c], 84, initial_indent="    ",
+                        subsequent_indent="    "))
 
 # %% [markdown]
 # The reward here is a transparent stand-in for a reward model (`rate.lexicon_reward`): it counts
@@ -104,12 +110,14 @@ book.glue("toy_rate_error", rate_error)
 book.glue("toy_naive_error", naive_error)
 book.claim(
     "toy-exact",
-    "RATE recovers the sample ATE to 1e-9 when the reward is additive and the artefact consistent",
+    "RATE recovers the sample ATE to 1e-9 when the reward is additive and the artefact "
+    "consistent",
     rate_error, "<", 1e-9,
     kind="check",
     atol=1e-10,  # the value is rounding error, zero up to the last bits of a float
     digits=12,
-    paper="RATE is unbiased when the rewrite error is the same in both directions (validity result)",
+    paper="RATE is unbiased when the rewrite error is the same in both directions "
+    "(validity result)",
     note="ours: |RATE - truth|; exact by construction here, not an empirical finding",
 )
 
@@ -120,9 +128,10 @@ book.claim(
 # finding. The single rewrite errs on the ATT and the ATU in opposite directions: its artefact
 # (fixing typos) always adds reward to the *rewritten* side, which enters the ATT with a minus
 # sign and the ATU with a plus sign; the ATE is left with the difference, weighted by the typo rates
-# of the two groups. The figure shows the per-review contrasts for the $W=1$ reviews.
+# of the two groups. {numref}`fig-08-contrasts` shows the per-review contrasts for the $W=1$
+# reviews.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 w, once_codes, twice_codes = rate.rewrites(reviews, codes, fixer, run.rng)
 treated = w == 1
 ite = rate.individual_effects(table, "sentiment")[reviews, codes][treated]
@@ -130,13 +139,28 @@ single = (table[reviews, codes] - table[reviews, once_codes])[treated]
 rate_d = (table[reviews, twice_codes] - table[reviews, once_codes])[treated]
 fig, ax = book.figure(height=3.0)
 bins = np.linspace(min(single.min(), ite.min()), max(single.max(), ite.max()), 40)
-ax.hist(ite, bins, alpha=0.5, label="true effect $R(Y(1))-R(Y(0))$", color=book.PALETTE[0])
-ax.hist(single, bins, histtype="step", lw=2, label="single rewrite", color=book.PALETTE[1])
-ax.hist(rate_d, bins, histtype="step", lw=2, ls="--", label="RATE", color=book.PALETTE[2])
+ax.hist(ite, bins, alpha=0.5, label="true effect $R(Y(1))-R(Y(0))$",
+        color=COLOURS["truth"])
+ax.hist(single, bins, histtype="step", lw=2, label="single rewrite",
+        color=COLOURS["single rewrite"])
+ax.hist(rate_d, bins, histtype="step", lw=2, ls="--", label="RATE",
+        color=COLOURS["RATE"])
 ax.set_xlabel("per-review contrast (W = 1 reviews)")
 ax.set_ylabel("reviews")
-ax.legend(fontsize=8)
-plt.show()
+ax.legend(fontsize=8, loc="upper left")
+book.show_figure(fig, "fig_contrasts")
+
+# %% [markdown]
+# ```{glue:figure} fig_contrasts
+# :alt: Histograms of the per-review contrasts of the positive reviews: the true effects as grey bars, the RATE contrasts as a dashed outline lying on them, and the single-rewrite contrasts as an outline spread further to the left.
+# :name: fig-08-contrasts
+#
+# **RATE's contrasts lie on the true effects; the single rewrite's are shifted left.**
+# Per-review contrasts of the $W=1$ reviews of the confounded sample: the true effect
+# $R(Y(1))-R(Y(0))$ from the exact counterfactual (grey bars), the single rewrite
+# $R(y)-R(\text{Re}(y,0))$ and RATE $R(\text{Re}(\text{Re}(y,0),1))-R(\text{Re}(y,0))$
+# (outlines). Typo'd reviews lose the typo penalty in the single-rewrite contrast only.
+# ```
 
 # %% [markdown]
 # The single-rewrite contrasts of the typo'd reviews are shifted left by the typo penalty; RATE's
@@ -161,7 +185,8 @@ plt.show()
 
 # %%
 pushy = rate.RuleRewriter("sentiment", fix_typos=1.0, push={"length": 1})
-biased = rate.effects_from_table(table, reviews, codes, pushy, run.rng).estimate[("RATE", "ATE")]
+pushy_estimates = rate.effects_from_table(table, reviews, codes, pushy, run.rng)
+biased = pushy_estimates.estimate[("RATE", "ATE")]
 book.glue("pushy_bias", biased - truth["ATE"])
 
 # %% [markdown]

@@ -23,14 +23,21 @@
 # paper's: the naive difference of means, the single rewrite and RATE, with paired standard errors
 # as in the official code.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -38,14 +45,15 @@ from scipy import stats
 from icml25 import book, rate
 
 SIZES = {
-    "quick": dict(pool=300, n=1000, phis=(0.0, 0.45, 0.9), seeds=3, qs=(0.0, 0.5, 1.0),
-                  pairs=8000, cover_reps=60, cover_n=500, boot_reps=10),
-    "book": dict(pool=1000, n=2000, phis=tuple(np.round(np.linspace(0, 0.9, 7), 2)), seeds=40,
-                 qs=tuple(np.linspace(0, 1, 6)), pairs=20000, cover_reps=1000, cover_n=500,
-                 boot_reps=200),
-    "paper": dict(pool=3000, n=9374, phis=tuple(np.round(np.linspace(0, 0.9, 10), 2)), seeds=50,
-                  qs=tuple(np.linspace(0, 1, 11)), pairs=40000, cover_reps=2000, cover_n=1000,
-                  boot_reps=300),
+    "quick": dict(pool=300, n=1000, phis=(0.0, 0.45, 0.9), seeds=3,
+                  qs=(0.0, 0.5, 1.0), pairs=8000, cover_reps=60, cover_n=500,
+                  boot_reps=10),
+    "book": dict(pool=1000, n=2000, phis=tuple(np.round(np.linspace(0, 0.9, 7), 2)),
+                 seeds=40, qs=tuple(np.linspace(0, 1, 6)), pairs=20000, cover_reps=1000,
+                 cover_n=500, boot_reps=200),
+    "paper": dict(pool=3000, n=9374, phis=tuple(np.round(np.linspace(0, 0.9, 10), 2)),
+                  seeds=50, qs=tuple(np.linspace(0, 1, 11)), pairs=40000,
+                  cover_reps=2000, cover_n=1000, boot_reps=300),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -55,15 +63,21 @@ N_TRAIN = 200  # reviews of the embedding pool kept for training the reward head
 pool = rate.make_pool(size.pool, seed)
 lexicon = rate.lexicon_reward(pool.texts)
 
-# The learned reward: Bradley-Terry head on MiniLM embeddings, trained on preferences between
-# versions of the first N_TRAIN reviews of the committed pool, scored on the other reviews.
+# The learned reward: Bradley-Terry head on MiniLM embeddings, trained on preferences
+# between versions of the first N_TRAIN reviews of the committed pool, scored on the
+# other reviews.
 with np.load(book.data.path(rate.EMBEDDINGS)) as z:
     embeddings = z["embeddings"].astype(float)
 train, held_out = embeddings[:N_TRAIN], embeddings[N_TRAIN:]
-ra, ca, rb, cb, label = rate.preference_pairs(N_TRAIN, size.pairs, np.random.default_rng([seed, 1]))
+ra, ca, rb, cb, label = rate.preference_pairs(N_TRAIN, size.pairs,
+                                              np.random.default_rng([seed, 1]))
 theta = rate.fit_reward_head(train[ra, ca], train[rb, cb], label)
 learned = held_out @ theta
 REWARDS = {"lexicon": lexicon, "learned (MiniLM)": learned}
+# One colour and marker per estimator, the same in every figure of the chapter.
+STYLE = {"naive": dict(color=book.PALETTE[0], marker="o"),
+         "single rewrite": dict(color=book.PALETTE[1], marker="s"),
+         "RATE": dict(color=book.PALETTE[2], marker="^")}
 
 # %% [markdown]
 # ## The learned reward model
@@ -77,7 +91,10 @@ REWARDS = {"lexicon": lexicon, "learned (MiniLM)": learned}
 # %%
 hr = rate.preference_pairs(len(held_out), size.pairs, np.random.default_rng([seed, 2]))
 ra, ca, rb, cb, label = hr
-utility = lambda c: sum(v * rate.get(c, k) for k, v in rate.UTILITY.items())  # noqa: E731
+def utility(c):
+    return sum(v * rate.get(c, k) for k, v in rate.UTILITY.items())
+
+
 book.glue("pairs", size.pairs)
 book.glue("rm_acc", np.mean((learned[ra, ca] > learned[rb, cb]) == label))
 book.glue("oracle_acc", np.mean(np.where(utility(ca) == utility(cb), 0.5,
@@ -106,6 +123,7 @@ book.glue("n", size.n)
 
 def bias_sweep(table, target, designs, rewriters, n, reps, key):
     """Mean and standard error over `reps` samples of (estimate - population truth)."""
+    pairs = [(e, t) for e in rate.ESTIMATORS for t in ("ATT", "ATE")]
     rows = []
     for level, probs in designs.items():
         truth = rate.true_effects(table, target, probs)
@@ -115,11 +133,13 @@ def bias_sweep(table, target, designs, rewriters, n, reps, key):
             rng = np.random.default_rng([seed, key, r])
             reviews, codes = rate.sample(len(table), n, probs, rng)
             est = rate.effects_from_table(table, reviews, codes, rewriter, rng).estimate
-            errors.append([est[(e, t)] - truth[t] for e in rate.ESTIMATORS for t in ("ATT", "ATE")])
+            errors.append([est[(e, t)] - truth[t] for e, t in pairs])
         errors = np.array(errors)
-        for k, (e, t) in enumerate((e, t) for e in rate.ESTIMATORS for t in ("ATT", "ATE")):
-            rows.append(dict(level=level, estimator=e, target=t, bias=errors[:, k].mean(),
-                             se=errors[:, k].std(ddof=1) / np.sqrt(reps), truth=truth[t]))
+        for k, (e, t) in enumerate(pairs):
+            rows.append(dict(level=level, estimator=e, target=t,
+                             bias=errors[:, k].mean(),
+                             se=errors[:, k].std(ddof=1) / np.sqrt(reps),
+                             truth=truth[t]))
     return pd.DataFrame(rows)
 
 
@@ -127,17 +147,13 @@ started = time.perf_counter()
 designs = {phi: rate.design("sentiment", phi) for phi in size.phis}
 fixer = rate.RuleRewriter("sentiment", fix_typos=1.0)
 sweep = pd.concat([
-    bias_sweep(table, "sentiment", designs, fixer, size.n, size.seeds, key).assign(reward=name)
+    bias_sweep(table, "sentiment", designs, fixer, size.n, size.seeds, key)
+    .assign(reward=name)
     for key, (name, table) in enumerate(REWARDS.items())
 ])
 book.glue("sweep_s", time.perf_counter() - started)
 
-# %% tags=["hide-input"]
-STYLE = {"naive": dict(color=book.PALETTE[0], marker="o"),
-         "single rewrite": dict(color=book.PALETTE[1], marker="s"),
-         "RATE": dict(color=book.PALETTE[2], marker="^")}
-
-
+# %% tags=["hide-input", "remove-output"]
 def draw_bias(ax, frame, xlabel):
     for e, g in frame.groupby("estimator", sort=False):
         ax.errorbar(g.level, g.bias, yerr=2 * g.se, label=e, capsize=2, **STYLE[e])
@@ -145,7 +161,13 @@ def draw_bias(ax, frame, xlabel):
     ax.set_xlabel(xlabel)
 
 
-fig, axes = book.figure(2, nrows=2, height=4.8, sharex=True)
+def legend_above(fig, ax):
+    """One legend for all panels, above them, off the data."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", ncol=3,
+               fontsize=9)
+
+
+fig, axes = book.figure(2, nrows=2, height=3.3, sharex=True)
 for i, reward in enumerate(REWARDS):
     for j, target in enumerate(("ATE", "ATT")):
         ax = axes[j, i]
@@ -153,21 +175,34 @@ for i, reward in enumerate(REWARDS):
                   "correlation $\\phi$ of sentiment and typos" if j else "")
         ax.set_title(f"{reward} reward: {target}", fontsize=9)
         ax.set_ylabel("estimate - truth" if i == 0 else "")
-axes[0, 0].legend(fontsize=8)
-plt.show()
-
+legend_above(fig, axes[0, 0])
+book.show_figure(fig, "fig_bias_sweep")
 
 # %% [markdown]
-# As in the paper's semi-synthetic experiment, the naive estimate drifts as the correlation grows
-# (positive reviews are typo'd more often and the typo penalty is charged to sentiment), and the
+# ```{glue:figure} fig_bias_sweep
+# :alt: Four panels of bias against the correlation between sentiment and typos, for the lexicon and the learned reward, ATE and ATT. The naive and single-rewrite biases fall steadily below zero as the correlation grows; RATE's stays on or just above the zero line.
+# :name: fig-08-bias-sweep
+#
+# **As sentiment and typos become correlated, the naive and single-rewrite estimates drift
+# away from the truth; RATE stays near it.** Mean of estimate minus population truth over
+# the samples at each correlation $\phi$, with error bars of two standard errors, for
+# the lexicon reward (left) and the learned MiniLM reward (right), ATE (top) and ATT
+# (bottom). The rewriter always fixes typos.
+# ```
+
+# %% [markdown]
+# As {numref}`fig-08-bias-sweep` shows, and as in the paper's semi-synthetic experiment, the
+# naive estimate drifts as the correlation grows (positive reviews are typo'd more often and
+# the typo penalty is charged to sentiment), and the
 # single rewrite drifts too, at about half the rate on the ATE and from the start on the ATT (its
 # artefact, fixing typos, is charged to the rewrite); RATE stays at the truth. On the lexicon reward
 # RATE is exact by construction; on the learned reward it need not be, and is within a few
-# thousandths.
+# hundredths.
 
 # %% tags=["nbval-check-output"]
 def at(frame, reward, estimator, target, level=None):
-    g = frame[(frame.reward == reward) & (frame.estimator == estimator) & (frame.target == target)]
+    g = frame[(frame.reward == reward) & (frame.estimator == estimator)
+              & (frame.target == target)]
     return g if level is None else g[g.level == level].iloc[0]
 
 
@@ -179,7 +214,8 @@ book.claim(
     "naive-biased",
     f"naive ATE biased by at least 0.05 at correlation {top} (lexicon reward)",
     naive_top, ">=", 0.05,
-    paper="naive estimates drift with the attribute-confounder correlation (semi-synthetic IMDB)",
+    paper="naive estimates drift with the attribute-confounder correlation "
+    "(semi-synthetic IMDB)",
     note="ours: |mean bias| over samples; true ATE about 0.33",
 )
 book.claim(
@@ -190,7 +226,8 @@ book.claim(
 )
 book.claim(
     "rate-exact-lexicon",
-    "RATE's ATE bias at most 0.01 at every correlation (lexicon reward, consistent rewriter)",
+    "RATE's ATE bias at most 0.01 at every correlation (lexicon reward, consistent "
+    "rewriter)",
     rate_worst, "<=", 0.01,
     kind="check",
     digits=4,
@@ -205,8 +242,8 @@ learned_rate = at(sweep, "learned (MiniLM)", "RATE", "ATE").bias.abs().max()
 learned_single = abs(at(sweep, "learned (MiniLM)", "single rewrite", "ATE", top).bias)
 book.claim(
     "rate-learned",
-    "learned reward: RATE's ATE bias within 10% of the true effect at every correlation, "
-    "and below the single rewrite's at the largest",
+    "learned reward: RATE's ATE bias within 10% of the true effect at every "
+    "correlation, and below the single rewrite's at the largest",
     bool(learned_rate <= 0.1 * abs(learned_truth) and learned_rate < learned_single),
     "==", True,
     shown=(learned_rate / abs(learned_truth), learned_single / abs(learned_truth)),
@@ -233,27 +270,43 @@ error_sweep = pd.concat([
     for consistent in (True, False)
 ])
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.1, sharey=True)
-for ax, (kind, g) in zip(axes, error_sweep[error_sweep.target == "ATT"].groupby("rewriter")):
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.3, sharey=True)
+att = error_sweep[error_sweep.target == "ATT"]
+for ax, (kind, g) in zip(axes, att.groupby("rewriter")):
     draw_bias(ax, g, "probability $q$ that a rewrite fixes typos")
     ax.set_title(f"{kind} rewriter: ATT", fontsize=9)
 axes[0].set_ylabel("estimate - truth")
-axes[0].legend(fontsize=8)
-plt.show()
+legend_above(fig, axes[0])
+book.show_figure(fig, "fig_rewriter_error")
+
+# %% [markdown]
+# ```{glue:figure} fig_rewriter_error
+# :alt: Two panels of ATT bias against the probability q that a rewrite fixes typos. In both the single-rewrite bias falls linearly below zero and the naive bias is flat below zero; RATE's bias is zero for the consistent rewriter and an arch above zero, vanishing at q = 0 and q = 1, for the independent one.
+# :name: fig-08-rewriter-error
+#
+# **The single rewrite's bias grows with the rewriter's error; RATE stays exact for a
+# consistent rewriter but not for one that flips a fresh coin at each call.** Mean ATT
+# bias (estimate minus truth, two standard errors) against the probability $q$ that a
+# rewrite fixes typos, at $\phi=0.5$ on the lexicon reward, for a rewriter that fixes the
+# same reviews every time (left) and one that decides independently at each call (right).
+# ```
 
 # %% tags=["nbval-check-output"]
-single_q = at(error_sweep[error_sweep.rewriter == "consistent"], "lexicon", "single rewrite", "ATT")
+consistent_sweep = error_sweep[error_sweep.rewriter == "consistent"]
+independent_sweep = error_sweep[error_sweep.rewriter == "independent"]
+single_q = at(consistent_sweep, "lexicon", "single rewrite", "ATT")
 slope = np.polyfit(single_q.level, single_q.bias.abs(), 1)[0]
-independent = at(error_sweep[error_sweep.rewriter == "independent"], "lexicon", "RATE", "ATT")
+independent = at(independent_sweep, "lexicon", "RATE", "ATT")
 bump = independent.bias.abs().max()
+bump_q = independent.level.iloc[independent.bias.abs().argmax()]
 book.glue("bump", bump)
-book.glue("bump_single", abs(at(error_sweep[error_sweep.rewriter == "independent"], "lexicon",
-                                "single rewrite", "ATT", independent.level.iloc[
-                                    independent.bias.abs().argmax()]).bias))
+book.glue("bump_single",
+          abs(at(independent_sweep, "lexicon", "single rewrite", "ATT", bump_q).bias))
 book.claim(
     "single-grows",
-    "single-rewrite ATT bias grows with the rewriter's off-target error (slope of |bias| on q > 0)",
+    "single-rewrite ATT bias grows with the rewriter's off-target error "
+    "(slope of |bias| on q > 0)",
     slope, ">", 0,
     paper="the single-rewrite bias is the rewrite error's effect on the reward",
     note="ours: slope of |bias| against q, consistent rewriter",
@@ -261,9 +314,9 @@ book.claim(
 
 
 # %% [markdown]
-# The single rewrite's bias grows in proportion to $q$. RATE is exact for the consistent rewriter
-# at every $q$. For the independent one it is exact at $q=0$ and $q=1$ and biased in between, by at
-# most {glue:text}`bump:.3f` (the single rewrite: {glue:text}`bump_single:.3f` at the same $q$),
+# In {numref}`fig-08-rewriter-error` the single rewrite's bias grows in proportion to $q$.
+# RATE is exact for the consistent rewriter at every $q$. For the independent one it is exact
+# at $q=0$ and $q=1$ and biased in between, by at most {glue:text}`bump:.3f` (the single rewrite: {glue:text}`bump_single:.3f` at the same $q$),
 # the $q(1-q)$ curve of the method notebook's exercise: RATE's correction assumes the rewrite of a
 # rewrite carries the same artefact as the rewrite, which a rewriter that behaves differently on
 # each call violates.
@@ -274,7 +327,8 @@ book.claim(
 # each, the 95% interval of each estimator (normal, paired standard errors as in the official code)
 # and, as a peer, SciPy's BCa bootstrap interval of RATE's mean contrast
 # (`scipy.stats.bootstrap`, on the first {glue:text}`boot_reps` samples). Coverage of the population
-# ATE, with Wilson 95% intervals:
+# ATE, share of the samples whose interval contains it, with its Wilson 95% interval in
+# brackets:
 
 # %%
 def clean_truth(table, attribute):
@@ -310,16 +364,28 @@ for key, (name, table) in enumerate(REWARDS.items()):
                                  random_state=rng).confidence_interval
             timing["bootstrap"] += time.perf_counter() - t0
             hits["RATE, bootstrap (SciPy)"] += ci.low <= truth <= ci.high
-            widths.setdefault(name, []).append((ci.high - ci.low) / (est.high[("RATE", "ATE")]
-                                                                      - est.low[("RATE", "ATE")]))
+            normal_width = est.high[("RATE", "ATE")] - est.low[("RATE", "ATE")]
+            widths.setdefault(name, []).append((ci.high - ci.low) / normal_width)
     for e, k in hits.items():
         reps = size.boot_reps if "bootstrap" in e else size.cover_reps
         lo, hi = stats.binomtest(int(k), reps).proportion_ci(0.95, method="wilson")
-        coverage.append(dict(reward=name, estimator=e, coverage=k / reps, low=lo, high=hi, reps=reps))
+        coverage.append(dict(reward=name, estimator=e, coverage=k / reps, low=lo,
+                             high=hi, reps=reps))
 coverage = pd.DataFrame(coverage)
-book.glue("boot_ratio", (timing["bootstrap"] / size.boot_reps) / (timing["normal"] / size.cover_reps))
+book.glue("boot_ratio", (timing["bootstrap"] / size.boot_reps)
+          / (timing["normal"] / size.cover_reps))
 book.glue("width_ratio", np.mean(np.concatenate(list(widths.values()))))
-coverage.round(3)
+# Shown: one row per estimator, one column per reward; the sample count only where it
+# is not cover_reps (the bootstrap's).
+shown = coverage.assign(
+    cell=[f"{c:.3f} [{lo:.3f}, {hi:.3f}]"
+          for c, lo, hi in zip(coverage.coverage, coverage.low, coverage.high)],
+    estimator=[e if r == size.cover_reps else f"{e}, first {r} samples"
+               for e, r in zip(coverage.estimator, coverage.reps)],
+)
+(shown.pivot(index="estimator", columns="reward", values="cell")
+ .reindex(index=shown.estimator.unique(), columns=list(REWARDS))
+ .rename_axis(index="coverage of the true ATE", columns=None))
 
 # %% [markdown]
 # The bootstrap interval is {glue:text}`width_ratio:.2f` times as wide as the normal one on average
@@ -333,7 +399,8 @@ for reward in REWARDS:
     row = cov.loc[(reward, "RATE")]
     book.claim(
         f"coverage-{reward.split()[0]}",
-        f"{reward} reward: RATE's 95% interval covers the true ATE in 91% to 99% of samples",
+        f"{reward} reward: RATE's 95% interval covers the true ATE in 91% to 99% of "
+        "samples",
         row.coverage, "in", (0.91, 0.99),
         interval=(row.low, row.high),
         paper="RATE is root-n consistent with valid normal intervals (validity result, "
@@ -371,7 +438,8 @@ for k, attribute in enumerate(("sentiment", "length", "formality")):
     probs = rate.design(attribute, 0.5)
     rng = np.random.default_rng([seed, 30 + k])
     reviews, codes = rate.sample(len(learned), size.n, probs, rng)
-    est = rate.effects_from_table(learned, reviews, codes, rate.RuleRewriter(attribute), rng)
+    est = rate.effects_from_table(learned, reviews, codes, rate.RuleRewriter(attribute),
+                                  rng)
     row = {"attribute": attribute}
     for e in rate.ESTIMATORS:
         x = est.loc[(e, "ATE")]
@@ -398,19 +466,23 @@ attribute_sweep = pd.concat([
         reward="learned (MiniLM)", attribute=a)
     for k, a in enumerate(("length", "formality"))
 ])
-gaps = {a: at(attribute_sweep[attribute_sweep.attribute == a], "learned (MiniLM)", "RATE",
-              "ATE").bias.abs().max() for a in ("length", "formality")}
+gaps = {a: at(attribute_sweep[attribute_sweep.attribute == a], "learned (MiniLM)",
+              "RATE", "ATE").bias.abs().max() for a in ("length", "formality")}
 for a in gaps:
     book.glue(f"gap_{a}", gaps[a])
-    book.glue(f"clean_gap_{a}", abs(clean_truth(learned, a) - rate.individual_effects(learned, a).mean()))
+    population = rate.individual_effects(learned, a).mean()
+    book.glue(f"clean_gap_{a}", abs(clean_truth(learned, a) - population))
 
 # %% tags=["nbval-check-output"]
 book.claim(
     "rate-every-attribute",
-    "learned reward: RATE's ATE bias at most 0.05 for length and formality at every correlation",
+    "learned reward: RATE's ATE bias at most 0.05 for length and formality at every "
+    "correlation",
     max(gaps.values()), "<=", 0.05,
-    paper="RATE measures the causal effect of high-level attributes on real reward models",
-    note="ours: worst |bias|; the gap is the effect's interaction with the rewriter's typo fix",
+    paper="RATE measures the causal effect of high-level attributes on real reward "
+    "models",
+    note="ours: worst |bias|; the gap is the effect's interaction with the rewriter's "
+    "typo fix",
 )
 
 # %% [markdown]
@@ -435,9 +507,11 @@ for label, attribute, rewriter in [
 ]:
     probs = rate.design(attribute, 0.5)
     truth = rate.true_effects(lexicon, attribute, probs)["ATE"]
-    est = [rate.effects_from_table(lexicon, *rate.sample(len(lexicon), size.n, probs, rng), rewriter,
-                                   rng).estimate
-           for rng in (np.random.default_rng([seed, 50, r]) for r in range(size.seeds))]
+    est = []
+    for r in range(size.seeds):
+        rng = np.random.default_rng([seed, 50, r])
+        sample = rate.sample(len(lexicon), size.n, probs, rng)
+        est.append(rate.effects_from_table(lexicon, *sample, rewriter, rng).estimate)
     est = pd.concat(est, axis=1)
     mean = est.mean(axis=1)
     # Standard error of RATE's mean over the samples: its Monte-Carlo uncertainty.
@@ -482,7 +556,8 @@ book.claim(
     "a direction-dependent artefact biases RATE by more than 0.02",
     abs(pushy_gap), ">", 0.02,
     interval=abs_interval(pushy_gap, pushy["RATE s.e."]),
-    paper="validity assumes the rewrite error does not depend on the direction of the rewrite",
+    paper="validity assumes the rewrite error does not depend on the direction of the "
+    "rewrite",
     note=f"a boundary of the method; ours: |RATE - truth|, with RATE - truth "
     f"= {pushy_gap:+.3f}",
 )

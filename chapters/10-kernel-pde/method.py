@@ -16,12 +16,11 @@
 # the differentiation matrix, the Kronecker structure in two, and one nonlinear solve. The
 # experiments are in [the reproduction](reproduction.ipynb).
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
 import numpy as np
 
 from icml25 import book
@@ -53,30 +52,49 @@ ELL = 0.1  # length scale of the Gaussian kernel, as in the reproduction
 # $$u''(g) = D^{(2)}\eta,\qquad D^{(2)}=\kappa^{(2,0)}(g,g)\,K^{-1},$$
 #
 # a **differentiation matrix**, as in spectral collocation, built from the kernel.
+# {numref}`fig-10-interpolant` shows both on a smooth test function.
 
-# %%
+# %% tags=["remove-output"]
+def f(x):
+    return np.sin(2 * np.pi * x) + 0.5 * np.cos(5 * x)
+
+
+def f2(x):  # the second derivative of f
+    return -(2 * np.pi) ** 2 * np.sin(2 * np.pi * x) - 12.5 * np.cos(5 * x)
+
+
 g = uniform_grid(size.n_1d)
 fine = np.linspace(0, 1, 400)
-f = lambda x: np.sin(2 * np.pi * x) + 0.5 * np.cos(5 * x)  # noqa: E731
-f2 = lambda x: -(2 * np.pi) ** 2 * np.sin(2 * np.pi * x) - 12.5 * np.cos(5 * x)  # noqa: E731
 K = gaussian_kernel_1d(g, g, ELL) + 1e-10 * np.eye(len(g))
 weights = np.linalg.solve(K, f(g))
 u = gaussian_kernel_1d(fine, g, ELL) @ weights
 u2 = gaussian_kernel_1d(fine, g, ELL, ds=2) @ weights
 D2 = np.linalg.solve(K, gaussian_kernel_1d(g, g, ELL, ds=2).T).T
 
-fig, axes = book.figure(2, height=3.0)
-axes[0].plot(fine, f(fine), color="grey", lw=3, alpha=0.5, label="function")
+fig, axes = book.figure(2, height=3.4)
+axes[0].plot(fine, f(fine), color="grey", lw=3, alpha=0.5, label="function $f$")
 axes[0].plot(fine, u, label="kernel interpolant")
 axes[0].plot(g, f(g), "o", label=f"{len(g)} nodes")
-axes[0].legend(fontsize=8)
 axes[0].set_title("interpolant")
 axes[1].plot(fine, f2(fine), color="grey", lw=3, alpha=0.5, label="true $f''$")
 axes[1].plot(fine, u2, label="interpolant differentiated")
 axes[1].plot(g, D2 @ f(g), "o", label=r"$D^{(2)}\eta$ at the nodes")
-axes[1].legend(fontsize=8)
 axes[1].set_title("second derivative")
-plt.show()
+for ax in axes:  # legends below the panels, off the curves
+    ax.set_xlabel("$x$")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+book.show_figure(fig, "fig_interpolant")
+
+# %% [markdown]
+# ```{glue:figure} fig_interpolant
+# :alt: Left, a smooth test function with the kernel interpolant through its grid nodes, the two curves indistinguishable. Right, the true second derivative, the differentiated interpolant and the differentiation-matrix values at the nodes, close in the interior and further apart near the ends of the interval.
+# :name: fig-10-interpolant
+#
+# **Differentiating the kernel interpolant gives the second derivative with no new
+# unknowns.** Left: $f$ (grey), its Gaussian-kernel interpolant ($\ell=0.1$) and the
+# nodes. Right: the true $f''$ (grey), the interpolant differentiated twice, and
+# $D^{(2)}\eta$, the same values at the nodes from the differentiation matrix.
+# ```
 
 # %% [markdown]
 # ## Two dimensions: the Kronecker structure
@@ -89,10 +107,10 @@ plt.show()
 #   u_{xx}\big|_{\text{nodes}} = D^{(2)}_1V,\qquad u_{yy}\big|_{\text{nodes}} = V{D^{(2)}_2}^\top,$$
 #
 # so solving with $K$, or differentiating, costs $O(N(n_1+n_2))$ after $O(n_1^3+n_2^3)$ of
-# one-dimensional factorisations. The picture compares the matrices the two kernel solvers need on
-# a small grid.
+# one-dimensional factorisations. {numref}`fig-10-kronecker` compares the matrices the two
+# kernel solvers need on a small grid.
 
-# %%
+# %% tags=["remove-output"]
 n = 8
 g8 = uniform_grid(n)
 K1 = gaussian_kernel_1d(g8, g8, 0.3)
@@ -102,14 +120,27 @@ axes[0].set_title(f"$K_1$: {n} x {n}")
 axes[1].imshow(np.kron(K1, K1), cmap="viridis")
 axes[1].set_title(f"$K_1\\otimes K_2$: {n * n} x {n * n}\n(never formed)")
 daks_size = (n - 2) ** 2 * 2 + (4 * n - 4)
-axes[2].text(0.5, 0.5, f"dense GP baseline:\n{daks_size} x {daks_size}\nGram matrix of\n"
-             "values and Laplacians", ha="center", va="center", fontsize=10)
+axes[2].text(0.5, 0.5, f"dense GP baseline:\n{daks_size} x {daks_size}\n"
+             "Gram matrix of\nvalues and Laplacians", ha="center", va="center",
+             fontsize=10)
 axes[2].set_axis_off()
 for ax in axes[:2]:
     ax.set_xticks([])
     ax.set_yticks([])
     ax.grid(False)
-plt.show()
+book.show_figure(fig, "fig_kronecker")
+
+# %% [markdown]
+# ```{glue:figure} fig_kronecker
+# :alt: Two heat maps: an 8 by 8 one-dimensional kernel matrix with a bright diagonal band, and the 64 by 64 Kronecker product, a block matrix whose blocks are scaled copies of the small one; beside them, the size of the dense baseline's Gram matrix as text.
+# :name: fig-10-kronecker
+#
+# **On a grid, the product kernel's Gram matrix is a Kronecker product of small
+# one-dimensional matrices, so it never needs to be formed.** The Gaussian kernel matrix
+# $K_1$ of 8 nodes on $[0, 1]$, the Gram matrix $K_1\otimes K_2$ of the $8\times8$ grid
+# (here $K_2=K_1$), and the size of the dense Gram matrix of the Gaussian-process
+# baseline, which pairs point values with Laplacians.
+# ```
 
 # %% [markdown]
 # ## A nonlinear solve
@@ -131,30 +162,51 @@ plt.show()
 #    GMRES with Kronecker matrix-vector products; update the interior values.
 # ```
 
-# %%
+# %% tags=["remove-output"]
 pde = nonlinear_elliptic()
 sks = solve_sks(pde, size.n_2d, ell=ELL)
 daks = solve_daks(pde, size.n_2d, ell=ELL)
 X, Y = np.meshgrid(uniform_grid(size.n_2d), uniform_grid(size.n_2d), indexing="ij")
-fig, axes = book.figure(3, height=2.7)
-for ax, field, title in [(axes[0], sks.u, "SKS solution"),
-                         (axes[1], np.abs(sks.u - pde.solution(X, Y)), "|SKS error|"),
-                         (axes[2], np.abs(daks.u - pde.solution(X, Y)), "|dense GP error|")]:
-    im = ax.imshow(field.T, origin="lower", extent=(0, 1, 0, 1), cmap="viridis")
-    fig.colorbar(im, ax=ax, shrink=0.8)
+sks_error = np.abs(sks.u - pde.solution(X, Y))
+daks_error = np.abs(daks.u - pde.solution(X, Y))
+top = max(sks_error.max(), daks_error.max())  # one colour scale for both errors
+fig, axes = book.figure(3, height=2.9)
+images = [ax.imshow(field.T, origin="lower", extent=(0, 1, 0, 1), cmap="viridis",
+                    vmin=vmin, vmax=vmax)
+          for ax, field, vmin, vmax in [(axes[0], sks.u, None, None),
+                                        (axes[1], sks_error, 0, top),
+                                        (axes[2], daks_error, 0, top)]]
+fig.colorbar(images[0], ax=axes[0], shrink=0.8)
+bar = fig.colorbar(images[1], ax=axes[1:], shrink=0.8)  # one bar for both errors
+bar.formatter.set_powerlimits((-2, 3))  # small errors as "x 10^-k" above the bar
+for ax, title in zip(axes, ("SKS solution", "|SKS error|", "|dense GP error|")):
     ax.set_title(title)
+    ax.set_xticks([0, 0.5, 1])
+    ax.set_yticks([0, 0.5, 1])
     ax.grid(False)
-plt.show()
+book.show_figure(fig, "fig_solve")
+
+# %% [markdown]
+# ```{glue:figure} fig_solve
+# :alt: Three square heat maps on the unit square: the SKS solution, a checkerboard of bumps; then the absolute errors of SKS and of the dense Gaussian-process solver on one shared colour scale, both small, with similar patterns.
+# :name: fig-10-solve
+#
+# **The two kernel solvers reach errors of the same size on the same grid.** The SKS
+# solution of the nonlinear elliptic benchmark ($-\Delta u+u^3=f$ on the unit square) and
+# the absolute errors of SKS and of the dense Gaussian-process solver against the known
+# solution, the two errors on one colour scale.
+# ```
 
 # %% tags=["nbval-check-output"]
 print(f"grid {size.n_2d} x {size.n_2d}: SKS relative L2 error {sks.error:.2e} after "
-      f"{sks.newton_iterations} Newton steps; dense GP (Chen et al.) {daks.error:.2e}")
+      f"{sks.newton_iterations} Newton steps;\n"
+      f"dense GP (Chen et al.) relative L2 error {daks.error:.2e}")
 
 # %% [markdown]
-# Both kernel solvers reach the same accuracy on this grid; the difference is in what they cost,
-# which the reproduction measures. Note one subtlety: a Gaussian kernel matrix on a fine grid is
-# numerically singular, so a small *nugget* is added to its diagonal; it sets a floor to the
-# accuracy that refinement cannot cross.
+# Both kernel solvers reach the same accuracy on this grid ({numref}`fig-10-solve`); the
+# difference is in what they cost, which the reproduction measures. Note one subtlety: a
+# Gaussian kernel matrix on a fine grid is numerically singular, so a small *nugget* is added
+# to its diagonal; it sets a floor to the accuracy that refinement cannot cross.
 #
 # ## Exercises
 #

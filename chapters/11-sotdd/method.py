@@ -17,17 +17,17 @@
 # properties a distance between datasets must have. The experiments of the paper are in
 # [the reproduction](reproduction.ipynb).
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import os
 
-# POT runs on numpy arrays only here: skip loading its torch backend (about 1.5 s per notebook).
+# POT runs on numpy arrays only here: skip loading its torch backend (about 1.5 s per
+# notebook).
 os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import ot  # noqa: E402
 
@@ -41,15 +41,22 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
+# Colours: one per distance, the same in every figure of the chapter; the toy's labels
+# and the two datasets get colours of their own.
+COLOURS = {"s-OTDD": book.PALETTE[0], "exact OTDD": book.PALETTE[1],
+           "label-blind SW": book.PALETTE[2]}
+LABEL_COLOURS = [book.PALETTE[3], book.PALETTE[4], book.PALETTE[7]]
+DATASET_COLOURS = {"D1": "0.6", "D2": book.PALETTE[7]}
 
 # %% [markdown]
 # ## A toy with three labels
 #
 # Dataset $D_1$ has three Gaussian blobs in the plane, one per label. Dataset $D_2$ has **the same
 # points**; only some labels differ: a fraction of the points carry a label drawn at random. Any
-# distance that looks only at the features sees two identical datasets.
+# distance that looks only at the features sees two identical datasets
+# ({numref}`fig-11-toy`).
 
-# %%
+# %% tags=["remove-output"]
 centres = np.array([[-2.0, 0.0], [2.0, 0.0], [0.0, 2.5]])
 n = size.n_per_class
 X = np.concatenate([c + 0.6 * run.rng.standard_normal((n, 2)) for c in centres])
@@ -57,7 +64,7 @@ y1 = np.repeat([0, 1, 2], n)
 
 
 def relabel(labels, fraction, rng, n_classes=3):
-    """Give a random label (any class, possibly the same) to `fraction` of the points."""
+    """Give a random label (any class, possibly the same) to a `fraction` of points."""
     labels = labels.copy()
     chosen = rng.random(labels.size) < fraction
     labels[chosen] = rng.integers(0, n_classes, chosen.sum())
@@ -66,14 +73,27 @@ def relabel(labels, fraction, rng, n_classes=3):
 
 y2 = relabel(y1, 0.4, run.rng)
 
-fig, axes = book.figure(2, height=3.2, sharey=True)
-for ax, labels, title in [(axes[0], y1, "$D_1$"), (axes[1], y2, "$D_2$: same points, 40% relabelled")]:
+fig, axes = book.figure(2, height=3.4, sharey=True)
+for ax, labels, title in [(axes[0], y1, "$D_1$"),
+                          (axes[1], y2, "$D_2$: same points, 40% relabelled")]:
     for c in range(3):
-        ax.scatter(*X[labels == c].T, s=8, alpha=0.7, label=f"label {c}")
+        ax.scatter(*X[labels == c].T, s=8, alpha=0.7, label=f"label {c}",
+                   color=LABEL_COLOURS[c])
     ax.set_title(title)
     ax.set_aspect("equal")
-axes[0].legend(loc="lower left")
-plt.show()
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=3,
+           markerscale=2)
+book.show_figure(fig, "fig_toy")
+
+# %% [markdown]
+# ```{glue:figure} fig_toy
+# :alt: Two scatter plots of the same points in the plane, three round clusters. Left, each cluster has a single label colour. Right, the same clusters with many points in the colours of the other labels.
+# :name: fig-11-toy
+#
+# **Same features, different labels: a distance that ignores labels cannot tell these two
+# datasets apart.** $D_1$: three Gaussian blobs, one label each. $D_2$: the same points,
+# with 40% of them given a label drawn at random (possibly their own).
+# ```
 
 # %% [markdown]
 # ## One projection, step by step
@@ -97,29 +117,47 @@ plt.show()
 # for every point of a label: it places the label by the projected moments of its feature
 # distribution. Two points with the same feature but different labels land at different places,
 # and two labels land close together when their features project alike, whatever their names.
+# {numref}`fig-11-projection` draws one projection of the toy.
 
 # %%
 proj = draw_projections(n_features=2, n_projections=1, n_moments=5, rng=run.rng)
 theta, lam, psi = proj.theta[0], proj.moments[0], proj.psi[0]
 z1 = project_dataset(X, y1, proj)[:, 0]
 z2 = project_dataset(X, y2, proj)[:, 0]
-print("theta =", np.round(theta, 3), "| moment orders lambda =", lam, "| psi =", np.round(psi, 3))
+print("theta =", np.round(theta, 3), "| moment orders lambda =", lam)
+print("psi =", np.round(psi, 3))
 
+# %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)
 ax = axes[0]
 for c in range(3):
-    ax.scatter(X[y1 == c] @ theta, z1[y1 == c], s=6, alpha=0.6, label=f"label {c}")
+    ax.scatter(X[y1 == c] @ theta, z1[y1 == c], s=6, alpha=0.6, label=f"label {c}",
+               color=LABEL_COLOURS[c])
 ax.set_xlabel(r"feature projection $\theta^\top x$")
 ax.set_ylabel(r"$z(x, y)$ in $D_1$")
-ax.set_title("each label shifts its points by one amount")
-ax.legend()
+ax.set_title("each label shifts its points by one amount", fontsize=10)
+ax.legend(markerscale=2)
 bins = np.linspace(min(z1.min(), z2.min()), max(z1.max(), z2.max()), 50)
-axes[1].hist(z1, bins, alpha=0.6, label="$D_1$")
-axes[1].hist(z2, bins, alpha=0.6, label="$D_2$")
+axes[1].hist(z1, bins, alpha=0.6, label="$D_1$", color=DATASET_COLOURS["D1"])
+axes[1].hist(z2, bins, histtype="step", lw=1.5, label="$D_2$",
+             color=DATASET_COLOURS["D2"])
 axes[1].set_xlabel("$z$")
-axes[1].set_title("the two projected datasets")
+axes[1].set_ylabel("points")
+axes[1].set_title("the two projected datasets", fontsize=10)
 axes[1].legend()
-plt.show()
+book.show_figure(fig, "fig_projection")
+
+# %% [markdown]
+# ```{glue:figure} fig_projection
+# :alt: Left, a scatter of the projected value z against the feature projection for the points of D1: three parallel straight lines, one per label, offset from each other. Right, histograms of z for D1 (grey bars) and D2 (black outline), which differ.
+# :name: fig-11-projection
+#
+# **The label term moves every point of a label by the same amount, so relabelled points
+# change the one-dimensional distribution.** One random projection of the toy. Left: each
+# point's $z(x,y)$ against its feature projection $\theta^\top x$ in $D_1$; the three labels
+# lie on parallel lines. Right: the distributions of $z$ in $D_1$ and $D_2$, whose
+# difference the 1-D Wasserstein distance measures.
+# ```
 
 # %% [markdown]
 # Along the feature direction alone ($\theta^\top x$) the two datasets are identical. After the
@@ -153,29 +191,46 @@ for f in fractions:
         f,
         sotdd(X, y1, X, y_f, n_projections=size.n_projections, seed=seed),
         otdd_exact(X, y1, X, y_f),
-        ot.sliced_wasserstein_distance(X, X, n_projections=size.n_projections, seed=seed),
+        ot.sliced_wasserstein_distance(X, X, n_projections=size.n_projections,
+                                       seed=seed),
     ))
 print(" fraction  s-OTDD   OTDD   label-blind SW")
 for f, s, o, w in rows:
     print(f"  {f:.1f}    {s:7.4f}  {o:6.3f}   {w:.3g}")
 
-# %%
+# %% tags=["remove-output"]
 s_vals = np.array([r[1] for r in rows])
+o_vals = np.array([r[2] for r in rows])
 book.glue("toy_sotdd_08", s_vals[-1])
-book.glue("toy_otdd_08", rows[-1][2])
+book.glue("toy_otdd_08", o_vals[-1])
 fig, ax = book.figure(height=2.8)
-ax.plot(fractions, s_vals / s_vals.max(), "o-", label="s-OTDD (scaled to max 1)")
-ax.plot(fractions, [r[2] / rows[-1][2] for r in rows], "s-", label="exact OTDD (scaled to max 1)")
-ax.plot(fractions, [r[3] for r in rows], "^-", label="label-blind sliced Wasserstein")
+ax.plot(fractions, s_vals / s_vals.max(), "o-", label="s-OTDD (scaled to max 1)",
+        color=COLOURS["s-OTDD"])
+ax.plot(fractions, o_vals / o_vals.max(), "s-", label="exact OTDD (scaled to max 1)",
+        color=COLOURS["exact OTDD"])
+ax.plot(fractions, [r[3] for r in rows], "^-", label="label-blind sliced Wasserstein",
+        color=COLOURS["label-blind SW"])
 ax.set_xlabel("fraction of relabelled points")
 ax.set_ylabel("distance")
-ax.legend()
-plt.show()
+ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
+book.show_figure(fig, "fig_label_awareness")
 
 # %% [markdown]
-# At 80% relabelled points s-OTDD reads {glue:text}`toy_sotdd_08:.4f` and OTDD
-# {glue:text}`toy_otdd_08:.3f`. The two live on different scales (s-OTDD averages over directions,
-# OTDD transports in the full space), so the book compares them by **rank**, never by value.
+# ```{glue:figure} fig_label_awareness
+# :alt: Three lines against the fraction of relabelled points: s-OTDD and exact OTDD, each scaled to a maximum of 1, rise from 0; the label-blind sliced Wasserstein distance stays flat at 0.
+# :name: fig-11-label-awareness
+#
+# **s-OTDD and exact OTDD grow as labels change; the label-blind sliced Wasserstein
+# distance stays at zero.** Distances between $D_1$ and a copy of it with a growing
+# fraction of labels redrawn at random; s-OTDD and OTDD are scaled to a maximum of 1
+# because they live on different scales.
+# ```
+
+# %% [markdown]
+# In {numref}`fig-11-label-awareness`, at 80% relabelled points s-OTDD reads
+# {glue:text}`toy_sotdd_08:.4f` and OTDD {glue:text}`toy_otdd_08:.3f`. The two live on
+# different scales (s-OTDD averages over directions, OTDD transports in the full space), so
+# the book compares them by **rank**, never by value.
 
 # %% [markdown]
 # ## What a dataset distance must satisfy
@@ -193,7 +248,8 @@ checks = {
     "d(D1, D1) == 0": sotdd(X, y1, X, y1, n_projections=L, seed=seed) == 0.0,
     "d(D1, D2) == d(D2, D1)": sotdd(X, y1, X, y2, n_projections=L, seed=seed)
     == sotdd(X, y2, X, y1, n_projections=L, seed=seed),
-    "d(D1, renamed D1) == 0": sotdd(X, y1, X, renamed, n_projections=L, seed=seed) == 0.0,
+    "d(D1, renamed D1) == 0":
+    sotdd(X, y1, X, renamed, n_projections=L, seed=seed) == 0.0,
     "unequal sizes, disjoint labels > 0": sotdd(
         X, y1, X[half] + 0.5, renamed[half] + 100, n_projections=L, seed=seed
     )

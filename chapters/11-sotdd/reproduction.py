@@ -13,19 +13,27 @@
 # Wasserstein distance, in the same run and on the same data. The thresholds of the claims were
 # fixed from the paper before the run; the ledger lists what holds and what does not.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import time
 
 import os
 
-# POT runs on numpy arrays only here: skip loading its torch backend (about 1.5 s per notebook).
+# POT runs on numpy arrays only here: skip loading its torch backend (about 1.5 s per
+# notebook).
 os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import ot  # noqa: E402
 from scipy import stats
@@ -37,12 +45,12 @@ from icml25.sotdd import otdd_exact, sotdd
 
 SIZES = {
     "quick": dict(
-        n_pairs=10, n_pair=200, L_grid=(100, 200), L_claim=200,          # 1. agreement
-        n_flip=300, L_flip=200, flip_repeats=1,                          # 2. label awareness
+        n_pairs=10, n_pair=200, L_grid=(100, 200), L_claim=200,  # 1. agreement
+        n_flip=300, L_flip=200, flip_repeats=1,                  # 2. label awareness
         n_otdd=(64, 125, 250, 500, 1000), n_sotdd=(64, 125, 250, 500, 1000, 2000),
-        L_scale=200, repeats=1, fit_from=250, n_sw_max=500,              # 3. cost
-        n_disjoint_pairs=8, n_disjoint=200,                              # 4. disjoint labels
-        L_ref=4000,                                                      # 5. projections
+        L_scale=200, repeats=1, fit_from=250, n_sw_max=500,      # 3. cost
+        n_disjoint_pairs=8, n_disjoint=200,                      # 4. disjoint labels
+        L_ref=4000,                                              # 5. projections
     ),
     "book": dict(
         n_pairs=20, n_pair=400, L_grid=(100, 1000, 10000), L_claim=1000,
@@ -65,6 +73,10 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
+# One colour and marker per distance, the same in every figure of the chapter.
+STYLE = {"s-OTDD": dict(color=book.PALETTE[0], marker="o"),
+         "exact OTDD": dict(color=book.PALETTE[1], marker="s"),
+         "label-blind SW (POT)": dict(color=book.PALETTE[2], marker="d")}
 
 digits = load_digits()
 X_all, y_all = digits.data / 16.0, digits.target
@@ -83,33 +95,39 @@ by_class = [np.flatnonzero(y_all == c) for c in range(10)]
 # %%
 def balanced_subset(n, rng):
     per_class = n // 10
-    return np.concatenate([rng.choice(idx, per_class, replace=False) for idx in by_class])
+    return np.concatenate([rng.choice(idx, per_class, replace=False)
+                           for idx in by_class])
 
 
 def shifted_subset(n, alpha, flip, rng):
-    """Class proportions ~ Dirichlet(alpha), then a fraction `flip` of labels redrawn."""
+    """Class proportions ~ Dirichlet(alpha), then a fraction `flip` of labels redrawn"""
     counts = rng.multinomial(n, rng.dirichlet(np.full(10, alpha)))
-    idx = np.concatenate([rng.choice(by_class[c], k, replace=True) for c, k in enumerate(counts)])
+    idx = np.concatenate([rng.choice(by_class[c], k, replace=True)
+                          for c, k in enumerate(counts)])
     labels = y_all[idx].copy()
     chosen = rng.random(n) < flip
     labels[chosen] = rng.integers(0, 10, chosen.sum())
     return X_all[idx], labels
 
 
-pairs, otdd_values, sotdd_values, otdd_seconds = [], [], {L: [] for L in size.L_grid}, []
+pairs, otdd_values, otdd_seconds = [], [], []
+sotdd_values = {L: [] for L in size.L_grid}
 for i in range(size.n_pairs):
     rng = np.random.default_rng([seed, i])
     a = balanced_subset(size.n_pair, rng)
-    Xb, yb = shifted_subset(size.n_pair, (0.3, 1.0, 100.0)[i % 3], rng.uniform(0, 0.6), rng)
+    alpha = (0.3, 1.0, 100.0)[i % 3]
+    Xb, yb = shifted_subset(size.n_pair, alpha, rng.uniform(0, 0.6), rng)
     pairs.append((X_all[a], y_all[a], Xb, yb))
     t0 = time.perf_counter()
     otdd_values.append(otdd_exact(X_all[a], y_all[a], Xb, yb))
     otdd_seconds.append(time.perf_counter() - t0)
     for L in size.L_grid:
-        sotdd_values[L].append(sotdd(X_all[a], y_all[a], Xb, yb, n_projections=L, seed=seed + i))
+        sotdd_values[L].append(sotdd(X_all[a], y_all[a], Xb, yb, n_projections=L,
+                                     seed=seed + i))
 otdd_values = np.array(otdd_values)
 correlation = {
-    L: (stats.spearmanr(v, otdd_values).statistic, stats.pearsonr(v, otdd_values).statistic)
+    L: (stats.spearmanr(v, otdd_values).statistic,
+        stats.pearsonr(v, otdd_values).statistic)
     for L, v in sotdd_values.items()
 }
 book.glue("n_pair", size.n_pair)
@@ -119,23 +137,6 @@ book.glue("otdd_pairs_seconds", sum(otdd_seconds))
 print("projections L   Spearman   Pearson")
 for L, (rho, r) in correlation.items():
     print(f"{L:13d}   {rho:8.3f}   {r:7.3f}")
-
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.1)
-L_show = size.L_claim
-axes[0].scatter(otdd_values, sotdd_values[L_show], s=18)
-axes[0].set_xlabel("exact OTDD")
-axes[0].set_ylabel(f"s-OTDD (L = {L_show})")
-axes[0].set_title(f"{size.n_pairs} pairs of digit subsets")
-Ls = np.array(size.L_grid)
-axes[1].semilogx(Ls, [correlation[L][0] for L in Ls], "o-", label="Spearman")
-axes[1].semilogx(Ls, [correlation[L][1] for L in Ls], "s-", label="Pearson")
-axes[1].axhline(0.9, color="grey", ls=":", lw=1)
-axes[1].set_xlabel("number of projections L")
-axes[1].set_ylabel("correlation with OTDD")
-axes[1].legend()
-plt.show()
-
 
 # %% [markdown]
 # The threshold below is the paper's figure for MNIST (Spearman 0.90 with 10,000
@@ -170,9 +171,47 @@ book.claim(
     note=f"Pearson {r:.3f}; interval: Fisher z over the pairs",
 )
 
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.1)
+L_show = size.L_claim
+axes[0].scatter(otdd_values, sotdd_values[L_show], s=18, color=STYLE["s-OTDD"]["color"])
+axes[0].set_xlabel("exact OTDD")
+axes[0].set_ylabel(f"s-OTDD (L = {L_show})")
+axes[0].set_title(f"{size.n_pairs} pairs of digit subsets", fontsize=10)
+Ls = np.array(size.L_grid)
+rhos = np.array([correlation[L][0] for L in Ls])
+bounds = np.array([spearman_interval(rho_L, size.n_pairs) for rho_L in rhos])
+axes[1].errorbar(Ls, rhos, yerr=[rhos - bounds[:, 0], bounds[:, 1] - rhos], fmt="o-",
+                 capsize=3, color=book.PALETTE[3], label="Spearman, 95% interval")
+axes[1].plot(Ls, [correlation[L][1] for L in Ls], "s--", color=book.PALETTE[4],
+             label="Pearson")
+axes[1].axhline(0.9, color="grey", ls=":", lw=1, label="threshold 0.9")
+axes[1].set_xscale("log")
+axes[1].set_xticks(Ls, [f"{L:,}" for L in Ls])  # a labelled tick at every L measured
+axes[1].minorticks_off()
+axes[1].set_ylim(min(0.5, bounds.min() - 0.05), 1.0)
+axes[1].set_xlabel("number of projections L")
+axes[1].set_ylabel("correlation with OTDD")
+axes[1].set_title("agreement against L", fontsize=10)
+axes[1].legend(loc="lower right", fontsize=8)
+book.show_figure(fig, "fig_agreement")
+
 # %% [markdown]
-# At {glue:text}`L_claim` projections the rank correlation is {glue:text}`spearman:.3f` and the
-# linear one {glue:text}`pearson:.3f`. The exact OTDD of all the pairs took
+# ```{glue:figure} fig_agreement
+# :alt: Left, a scatter of s-OTDD against exact OTDD for the pairs of digit subsets, rising together. Right, the Spearman correlation with its 95% interval and the Pearson correlation against the number of projections, with a dotted line at the 0.9 threshold.
+# :name: fig-11-agreement
+#
+# **s-OTDD rises with exact OTDD over the pairs of datasets, and the agreement changes
+# little with the number of projections.** Left: s-OTDD against exact OTDD for pairs of digit subsets that differ in
+# class balance and label noise. Right: Spearman correlation (with the 95% interval from
+# Fisher's $z$ over the pairs) and Pearson correlation between the two, for each number of
+# projections $L$; the dotted line is the paper's 0.9. The y-axis starts at 0.5 or lower,
+# so that the differences between values of $L$ appear at their size.
+# ```
+
+# %% [markdown]
+# At {glue:text}`L_claim` projections the rank correlation ({numref}`fig-11-agreement`) is
+# {glue:text}`spearman:.3f` and the linear one {glue:text}`pearson:.3f`. The exact OTDD of all the pairs took
 # {glue:text}`otdd_pairs_seconds:.1f` s together: at this size exact OT is still cheap, which is
 # why the interesting question is how both costs grow (section 3).
 #
@@ -180,12 +219,14 @@ book.claim(
 #
 # Keep the features of {glue:text}`n_flip` digits and redraw the labels of a growing fraction of
 # them. The datasets differ *only* in their labels. A label-blind distance, POT's
-# `sliced_wasserstein_distance`, cannot tell them apart; OTDD and s-OTDD must grow.
+# `sliced_wasserstein_distance`, cannot tell them apart; OTDD and s-OTDD must grow
+# ({numref}`fig-11-relabel-digits`).
 
 # %%
 book.glue("n_flip", size.n_flip)
 fractions = [0.0, 0.2, 0.4, 0.6, 0.8]
-base = np.random.default_rng([seed, 1000]).choice(len(X_all), size.n_flip, replace=False)
+base = np.random.default_rng([seed, 1000]).choice(len(X_all), size.n_flip,
+                                                  replace=False)
 Xf, yf = X_all[base], y_all[base]
 flip_rows = []
 for f in fractions:
@@ -195,9 +236,11 @@ for f in fractions:
         labels = yf.copy()
         chosen = rng.random(len(labels)) < f
         labels[chosen] = rng.integers(0, 10, chosen.sum())
-        s_list.append(sotdd(Xf, yf, Xf, labels, n_projections=size.L_flip, seed=seed + r_))
+        s_list.append(sotdd(Xf, yf, Xf, labels, n_projections=size.L_flip,
+                            seed=seed + r_))
         o_list.append(otdd_exact(Xf, yf, Xf, labels))
-        w_list.append(ot.sliced_wasserstein_distance(Xf, Xf, n_projections=size.L_flip, seed=seed))
+        w_list.append(ot.sliced_wasserstein_distance(Xf, Xf, n_projections=size.L_flip,
+                                                     seed=seed))
     flip_rows.append((f, np.mean(s_list), np.mean(o_list), np.mean(w_list)))
 flip_rows = np.array(flip_rows)
 
@@ -206,22 +249,33 @@ print("fraction   s-OTDD    OTDD   label-blind SW")
 for f, s, o, w in flip_rows:
     print(f"  {f:.1f}    {s:7.4f}  {o:6.3f}   {w:.3g}")
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(3, height=2.8)
-for ax, column, name in zip(axes, (1, 2, 3), ("s-OTDD", "exact OTDD", "label-blind SW (POT)")):
-    ax.plot(flip_rows[:, 0], flip_rows[:, column], "o-", color=book.PALETTE[column - 1])
-    ax.set_title(name)
+for ax, column, name in zip(axes, (1, 2, 3), STYLE):
+    ax.plot(flip_rows[:, 0], flip_rows[:, column], "-", **STYLE[name])
+    ax.set_title(name, fontsize=10)
     ax.set_xlabel("fraction relabelled")
 axes[0].set_ylabel("distance")
-plt.show()
+book.show_figure(fig, "fig_relabel_digits")
+
+# %% [markdown]
+# ```{glue:figure} fig_relabel_digits
+# :alt: Three panels against the fraction of relabelled points: s-OTDD and exact OTDD rise from zero as more labels change; the label-blind sliced Wasserstein distance stays at exactly zero.
+# :name: fig-11-relabel-digits
+#
+# **s-OTDD and exact OTDD grow as labels are redrawn; the label-blind sliced Wasserstein
+# distance stays at zero.** Distance between a set of digits and the same digits with a
+# growing fraction of labels redrawn at random, for s-OTDD, exact OTDD and POT's
+# label-blind sliced Wasserstein distance, each on its own scale.
+# ```
 
 # %% tags=["nbval-check-output"]
 increasing = bool(np.all(np.diff(flip_rows[:, 1]) > 0))
 blind_zero = bool(np.all(flip_rows[:, 3] == 0))
 book.claim(
     "label-aware",
-    "s-OTDD rises strictly with the fraction of relabelled points while label-blind sliced "
-    "Wasserstein stays exactly 0",
+    "s-OTDD rises strictly with the fraction of relabelled points while label-blind "
+    "sliced Wasserstein stays exactly 0",
     increasing and blind_zero, "==", True,
     shown=(flip_rows[-1, 1], flip_rows[-1, 3]),
     paper="s-OTDD is label-aware through the Moment Transform Projection",
@@ -265,11 +319,12 @@ memory = {m: {} for m in methods}
 for n in size.n_sotdd:
     data = halves(n)
     for method, fn in methods.items():
-        if method == "exact OTDD" and n not in size.n_otdd or method.startswith("label") and (
-                n > size.n_sw_max):
+        if (method == "exact OTDD" and n not in size.n_otdd
+                or method.startswith("label") and n > size.n_sw_max):
             continue  # the peers stop early: the budget is for s-OTDD's range
-        timings[method][n], _ = book.measure.timed(lambda: fn(*data), repeats=size.repeats)
-        # traced in a separate run (tracing allocations slows the timed runs), where cheap
+        timings[method][n], _ = book.measure.timed(lambda: fn(*data),
+                                                   repeats=size.repeats)
+        # traced in a separate run (tracing allocations slows the timed runs), if cheap
         if timings[method][n] < 2.0:
             memory[method][n], _ = book.measure.peak_memory_mib(lambda: fn(*data))
 n_mem = max(set(memory["s-OTDD"]) & set(memory["exact OTDD"]))
@@ -284,27 +339,43 @@ common = sorted(timings["exact OTDD"])
 crossover = book.measure.crossover(timings["s-OTDD"], timings["exact OTDD"])
 ratio_at_max = timings["exact OTDD"][common[-1]] / timings["s-OTDD"][common[-1]]
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(2, height=3.2)
-for method, marker in zip(timings, "osd"):
+for method in timings:
     ns = np.array(sorted(timings[method]))
-    axes[0].loglog(ns, [timings[method][n] for n in ns], marker + "-",
-                   label=f"{method} (slope {slopes[method]:.2f})")
+    axes[0].loglog(ns, [timings[method][n] for n in ns], "-", **STYLE[method],
+                   label=f"{method} (time slope {slopes[method]:.2f})")
 axes[0].set_xlabel("points per dataset n")
 axes[0].set_ylabel("seconds (median)")
-axes[0].legend()
-axes[0].set_title("wall time")
-for method, marker in zip(memory, "osd"):
+axes[0].set_title("wall time", fontsize=10)
+for method in memory:
     ns = np.array(sorted(memory[method]))
-    axes[1].loglog(ns, [memory[method][n] for n in ns], marker + "-", label=method)
+    axes[1].loglog(ns, [memory[method][n] for n in ns], "-", **STYLE[method],
+                   label=method)
 axes[1].set_xlabel("points per dataset n")
 axes[1].set_ylabel("peak MiB (tracemalloc)")
-axes[1].set_title("memory")
-plt.show()
+axes[1].set_title("memory", fontsize=10)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=3,
+           fontsize=8)
+book.show_figure(fig, "fig_cost")
+
+# %% [markdown]
+# ```{glue:figure} fig_cost
+# :alt: Two log-log panels against the number of points per dataset. Left, wall time: exact OTDD's line is the steepest and stops early, s-OTDD's rises with a slope near 1 and continues to the largest sizes, POT's label-blind sliced Wasserstein stops early. Right, peak memory of the same runs.
+# :name: fig-11-cost
+#
+# **Exact OTDD's time and memory grow much faster with $n$ than s-OTDD's.** Wall time (median of repeated runs) and
+# peak memory traced by `tracemalloc` (runs under two seconds only) of one distance
+# between two synthetic datasets of $n$ points each; the legend gives the slope of the
+# time fitted on log-log axes for the larger sizes. The peers stop at smaller $n$ to keep
+# the chapter within its time budget.
+# ```
+
+# %%
 print("n        " + "  ".join(f"{m:>22s}" for m in timings))
 for n in size.n_sotdd:
-    print(f"{n:<8d} " + "  ".join(
-        f"{timings[m][n]:22.3f}" if n in timings[m] else f"{'-':>22s}" for m in timings))
+    print(f"{n:<8d} " + "  ".join(f"{timings[m][n]:22.3f}" if n in timings[m]
+                                  else f"{'-':>22s}" for m in timings))
 
 # %% [markdown]
 # Times are noisy on shared machines, so the claims below read growth rates (slopes
@@ -317,8 +388,8 @@ book.glue("fit_from", size.fit_from)
 book.glue("slope_sotdd", slopes["s-OTDD"])
 book.glue("slope_otdd", slopes["exact OTDD"])
 book.glue("slope_sw", slopes["label-blind SW (POT)"])
-crossover_text = book.measure.describe_crossover(timings["s-OTDD"], timings["exact OTDD"],
-                                                 "s-OTDD", "exact OTDD")
+crossover_text = book.measure.describe_crossover(
+    timings["s-OTDD"], timings["exact OTDD"], "s-OTDD", "exact OTDD")
 book.glue("crossover", crossover_text)
 book.glue("ratio_at_max", ratio_at_max)
 book.glue("n_common_max", common[-1])
@@ -362,8 +433,9 @@ book.claim(
 )
 
 # %% [markdown]
-# s-OTDD grows with slope {glue:text}`slope_sotdd:.2f` and exact OTDD with
-# {glue:text}`slope_otdd:.2f` (POT's label-blind sliced Wasserstein: {glue:text}`slope_sw:.2f`).
+# In {numref}`fig-11-cost`, s-OTDD's time grows with slope {glue:text}`slope_sotdd:.2f` and
+# exact OTDD's with {glue:text}`slope_otdd:.2f` (POT's label-blind sliced Wasserstein:
+# {glue:text}`slope_sw:.2f`).
 # In this run, {glue:text}`crossover`; it is {glue:text}`ratio_at_max:.0f` times faster at
 # $n=$ {glue:text}`n_common_max`, the largest size where exact OTDD runs in the budget. At
 # $n=$ {glue:text}`n_mem` its peak memory is {glue:text}`mem_sotdd:.0f` MiB against
@@ -380,7 +452,7 @@ book.claim(
 # datasets. Each pair below takes a random subset of the digit classes on each side (2 to 10
 # classes, chosen independently), renames the second side's labels so the label sets are
 # disjoint, and compares s-OTDD's ranking of the pairs with exact OTDD's, which handles such pairs
-# by construction.
+# by construction ({numref}`fig-11-disjoint`).
 
 # %%
 disjoint_otdd, disjoint_sotdd, class_counts = [], [], []
@@ -392,11 +464,11 @@ for i in range(size.n_disjoint_pairs):
         pool = np.flatnonzero(np.isin(y_all, classes))
         sides.append(rng.choice(pool, size.n_disjoint, replace=False))
     a, b = sides
-    y_b = y_all[b] + 100  # other names: no label of the second dataset occurs in the first
+    y_b = y_all[b] + 100  # other names: no label of the second dataset is in the first
     class_counts.append((len(np.unique(y_all[a])), len(np.unique(y_b))))
     disjoint_otdd.append(otdd_exact(X_all[a], y_all[a], X_all[b], y_b))
-    disjoint_sotdd.append(
-        sotdd(X_all[a], y_all[a], X_all[b], y_b, n_projections=size.L_claim, seed=seed + i))
+    disjoint_sotdd.append(sotdd(X_all[a], y_all[a], X_all[b], y_b,
+                                n_projections=size.L_claim, seed=seed + i))
 rho_disjoint = stats.spearmanr(disjoint_sotdd, disjoint_otdd).statistic
 disjoint_interval = spearman_interval(rho_disjoint, size.n_disjoint_pairs)
 book.glue("rho_disjoint", rho_disjoint)
@@ -412,18 +484,39 @@ else:
 book.glue("disjoint_verdict", disjoint_verdict)
 
 # %% tags=["nbval-check-output"]
-print("classes (D1, D2)   exact OTDD   s-OTDD")
-for (k1, k2), o, s in zip(class_counts, disjoint_otdd, disjoint_sotdd):
-    print(f"     ({k1:2d}, {k2:2d})        {o:6.3f}    {s:.4f}")
+counts = np.array(class_counts)
+print(f"{len(counts)} pairs, {counts.min()} to {counts.max()} classes per side, "
+      f"{np.sum(counts[:, 0] != counts[:, 1])} with different class counts")
+print(f"exact OTDD from {min(disjoint_otdd):.3f} to {max(disjoint_otdd):.3f}, "
+      f"s-OTDD from {min(disjoint_sotdd):.4f} to {max(disjoint_sotdd):.4f}")
 book.claim(
     "disjoint-labels",
-    f"with disjoint label sets and different class counts, Spearman(s-OTDD, exact OTDD) >= 0.9 "
-    f"over {size.n_disjoint_pairs} pairs",
+    "with disjoint label sets and different class counts, Spearman(s-OTDD, "
+    f"exact OTDD) >= 0.9 over {size.n_disjoint_pairs} pairs",
     rho_disjoint, ">=", 0.9,
     interval=disjoint_interval,
     paper="robust to variations in the number of classes; handles disjoint label sets",
     note="interval: Fisher z over the pairs, as in section 1",
 )
+
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.0)
+ax.scatter(disjoint_otdd, disjoint_sotdd, s=18, color=STYLE["s-OTDD"]["color"])
+ax.set_xlabel("exact OTDD")
+ax.set_ylabel(f"s-OTDD (L = {size.L_claim})")
+ax.set_title(f"{size.n_disjoint_pairs} pairs with disjoint label sets", fontsize=10)
+book.show_figure(fig, "fig_disjoint")
+
+# %% [markdown]
+# ```{glue:figure} fig_disjoint
+# :alt: Scatter of s-OTDD against exact OTDD for pairs of digit datasets whose label sets are disjoint; the points rise together from lower left to upper right with some spread.
+# :name: fig-11-disjoint
+#
+# **With disjoint label sets and different numbers of classes, s-OTDD still rises with
+# exact OTDD.** Each point is a pair of digit datasets, each side with its own random
+# subset of 2 to 10 classes and the second side's labels renamed, so that no label is
+# shared.
+# ```
 
 # %% [markdown]
 # Over {glue:text}`n_disjoint_pairs` such pairs the rank correlation with exact OTDD is
@@ -453,22 +546,37 @@ L_blocks = [L for L in (10, 30, 100, 300, 1000, 3000) if size.L_ref // L >= 8]
 rel_error = {}
 for L in L_blocks:
     blocks = per_projection[: (size.L_ref // L) * L].reshape(-1, L)
-    rel_error[L] = float(np.sqrt(np.mean((np.sqrt(blocks.mean(1)) / reference - 1) ** 2)))
+    block_error = np.sqrt(blocks.mean(1)) / reference - 1
+    rel_error[L] = float(np.sqrt(np.mean(block_error**2)))
 mc_slope = float(np.polyfit(np.log(L_blocks), np.log(list(rel_error.values())), 1)[0])
 book.glue("mc_slope", mc_slope)
 book.glue("rel_error_1000", rel_error.get(1000, np.nan) * 100)
 
+# %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=2.9)
-ax.loglog(L_blocks, list(rel_error.values()), "o-", label=f"measured (slope {mc_slope:.2f})")
-ax.loglog(L_blocks, rel_error[L_blocks[0]] * np.sqrt(L_blocks[0] / np.array(L_blocks)), ":",
-          color="grey", label=r"$\propto L^{-1/2}$")
+ax.loglog(L_blocks, list(rel_error.values()), "-", **STYLE["s-OTDD"],
+          label=f"measured (slope {mc_slope:.2f})")
+rate_line = rel_error[L_blocks[0]] * np.sqrt(L_blocks[0] / np.array(L_blocks))
+ax.loglog(L_blocks, rate_line, ":", color="grey", label=r"$\propto L^{-1/2}$")
 ax.set_xlabel("projections L")
 ax.set_ylabel("relative RMS error")
 ax.legend()
-plt.show()
+book.show_figure(fig, "fig_mc_error")
 
 # %% [markdown]
-# The error falls with slope {glue:text}`mc_slope:.2f` on log-log axes, the Monte-Carlo rate
+# ```{glue:figure} fig_mc_error
+# :alt: Log-log plot of the relative error of s-OTDD against the number of projections: the measured points fall along a straight line parallel to a dotted reference line of slope minus one half.
+# :name: fig-11-mc-error
+#
+# **s-OTDD's Monte-Carlo error falls as $L^{-1/2}$.** Root-mean-square relative error of
+# s-OTDD estimated from disjoint blocks of $L$ projections, against the value from all
+# {glue:text}`L_ref` projections, for the first pair of section 1; the dotted line has
+# slope $-1/2$.
+# ```
+
+# %% [markdown]
+# The error falls with slope {glue:text}`mc_slope:.2f` on log-log axes
+# ({numref}`fig-11-mc-error`), the Monte-Carlo rate
 # $-1/2$. At $L = 1000$ a single estimate is within about {glue:text}`rel_error_1000:.1f` % of the
 # converged value. Ranks need less than values: section 1 shows the correlation with OTDD is
 # already high at 100 projections, because every pair shares the same error-free part, the
