@@ -19,11 +19,11 @@
 # shows SSA's step rule on a synthetic stream of updates where we control the noise. All of it is
 # `icml25.tta`.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -47,27 +47,44 @@ source = tta.train_source(x_train, y_train, epochs=size.epochs, seed=seed)
 # The digits are upsampled from 8x8 to 16x16 pixels; {glue:text}`n_train` train the source model,
 # a CNN with three convolution + BatchNorm blocks ({glue:text}`n_params` parameters, of which
 # {glue:text}`n_affine` are the BatchNorm affine parameters that TTA adapts). The test images are
-# corrupted in the spirit of CIFAR-10-C; here one test digit under each corruption at severity 5:
+# corrupted in the spirit of CIFAR-10-C; {numref}`fig-03-corruptions` shows two test digits under
+# each corruption at severity 5.
 
 # %%
 book.glue("n_train", len(x_train))
 book.glue("n_params", sum(p.numel() for p in source.parameters()))
 book.glue("n_affine", sum(p.numel() for m in source.modules()
-                          if isinstance(m, torch.nn.BatchNorm2d) for p in m.parameters()))
+                          if isinstance(m, torch.nn.BatchNorm2d)
+                          for p in m.parameters()))
 stream = tta.make_stream(x_test, y_test, tta.DEFAULT_DOMAINS, severity=5, seed=seed)
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(len(stream) + 1, height=1.3)
-axes[0].imshow(x_test[0], cmap="gray_r", vmin=0, vmax=1)
-axes[0].set_title("clean", fontsize=7)
-for ax, dom in zip(axes[1:], stream):
-    ax.imshow(dom.x[0, 0].numpy(), cmap="gray_r", vmin=0, vmax=1)
-    ax.set_title(dom.name.replace("_", " "), fontsize=7)
-for ax in axes:
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-plt.show()
+# %% tags=["hide-input", "remove-output"]
+shown = [int(np.flatnonzero(y_test == digit)[0]) for digit in (2, 5)]  # a 2 and a 5
+fig, axes = book.figure(len(stream) + 1, len(shown), height=1.0)
+for row, i in zip(axes, shown):
+    images = [x_test[i]] + [dom.x[i, 0].numpy() for dom in stream]
+    for ax, image in zip(row, images):
+        ax.imshow(image, cmap="gray_r", vmin=0, vmax=1)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+        for spine in ax.spines.values():
+            spine.set_visible(True)
+            spine.set_color("grey")
+            spine.set_linewidth(0.5)
+for ax, title in zip(axes[0], ["clean"] + [dom.name for dom in stream]):
+    ax.set_title(title.replace("_", "\n"), fontsize=8)
+book.show_figure(fig, "fig_corruptions")
+
+# %% [markdown]
+# ```{glue:figure} fig_corruptions
+# :alt: A grid of small grey-scale digit images, two rows (a 2 and a 5) by nine columns: the clean digit, then the same digit under Gaussian noise, shot noise, impulse noise, Gaussian blur, low contrast, brightness, pixelation and fog.
+# :name: fig-03-corruptions
+#
+# **Each domain of the stream damages the digits in its own way.** Two test digits (a 2
+# and a 5; rows), clean and under the eight corruptions of the stream at severity 5
+# (columns), 16x16 pixels each, ink dark.
+# ```
 
 # %% [markdown]
 # ## One pass over the stream
@@ -77,8 +94,10 @@ plt.show()
 # BatchNorm statistics on each test batch, and TENT:
 
 # %%
-results = {name: tta.run_stream(lambda cls=cls: cls(source), stream, rounds=1, seed=seed)
-           for name, cls in [("Source", tta.Source), ("BN stats", tta.BNStats), ("TENT", tta.Tent)]}
+baselines = [("Source", tta.Source), ("BN stats", tta.BNStats), ("TENT", tta.Tent)]
+results = {name: tta.run_stream(lambda cls=cls: cls(source), stream, rounds=1,
+                                seed=seed)
+           for name, cls in baselines}
 clean_error = 1 - tta.accuracy(source, x_test, y_test)
 errors = pd.DataFrame({name: r.errors[0] for name, r in results.items()},
                       index=[d.name for d in stream]).T
@@ -131,32 +150,50 @@ for s in sigma:
     trace.append((step, rule.var, rule.steady))
 steps, variances, steady = map(np.array, zip(*trace))
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.0)
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.2)
 t = np.arange(len(sigma))
-axes[0].plot(t, np.sqrt(variances), color=book.PALETTE[0], label="buffer std $\\sigma_t$")
-axes[0].plot(t, sigma, color="grey", ls=":", label="true noise level")
-axes[0].set_xlabel("step $t$")
-axes[0].legend(fontsize=8)
-axes[1].plot(t, steps, color=book.PALETTE[1])
-axes[1].set_xlabel("step $t$")
+axes[0].plot(t, np.sqrt(variances), color="black",
+             label="buffer std $\\sigma_t$ (of the rescaled updates)")
+axes[0].plot(t, sigma, color="grey", ls=":", label="true noise level of $g_t$")
+axes[0].set_title("the noise, as the buffer sees it")
+axes[1].plot(t, steps, color=book.PALETTE[3],  # SSA's colour in the whole chapter
+             label="SSA's step $s_t$")
+axes[1].axhline(1, color="black", lw=0.6)
+axes[1].set_title("the step SSA takes")
 axes[1].set_ylabel("step size $s_t$")
-plt.show()
+for ax in axes:
+    ax.set_xlabel("step $t$")
+fig.legend(loc="outside lower center", ncols=3)
+book.show_figure(fig, "fig_step_rule")
+
+# %% [markdown]
+# ```{glue:figure} fig_step_rule
+# :alt: Two line plots against the step t of a synthetic stream. Left, the buffer's standard deviation follows a dotted step function of the true noise level (1, then 3, then 0.5) with a lag and a damped amplitude; right, SSA's step size drops when the noise rises and grows when it falls.
+# :name: fig-03-step-rule
+#
+# **Noisier updates, smaller steps.** SSA's step rule on a synthetic stream whose noise
+# level jumps from 1 to 3 and then drops to 0.5 (dotted, left). Left: the standard
+# deviation over SSA's buffer of the last $N$ rescaled updates; right: the step $s_t$
+# that multiplies each SGD update (1: the plain SGD step).
+# ```
 
 # %% tags=["nbval-check-output"]
 third = size.steps // 3
 quiet, noisy = steps[third - 20:third].mean(), steps[2 * third - 20:2 * third].mean()
 book.claim(
     "step-follows-noise",
-    "SSA's step shrinks when the update noise triples (synthetic stream): ratio below 0.7",
-    noisy / quiet,
-    paper="a covariance-aware learning rate adjustment that balances covariance dynamics",
-    holds=noisy / quiet < 0.7,
-    note="ours: mean step over the last 20 steps of the noisy phase / of the first phase",
+    "SSA's step shrinks when the update noise triples (synthetic stream): "
+    "ratio below 0.7",
+    noisy / quiet, "<", 0.7,
+    paper="a covariance-aware learning rate adjustment that balances covariance "
+    "dynamics",
+    note="ours: mean step over the last 20 steps of the noisy phase / of the first "
+    "phase",
 )
 
 # %% [markdown]
-# When the noise triples, the buffer's variance follows within $N$ steps and the step shrinks;
+# In {numref}`fig-03-step-rule`, when the noise triples, the buffer's variance follows within $N$ steps and the step shrinks;
 # when the noise falls, the step grows, here above 1, which *enlarges* the SGD update. Because
 # the buffer stores the rescaled values $s_t g_t$, the step settles where
 # $\eta\,s_t^2\,\text{std}(g)\approx\sqrt S$, a square-root response to the noise rather than a

@@ -21,12 +21,25 @@
 # library on PyPI covers these methods for classification (the reference zoo the author's code
 # forks is not on PyPI, and `ttadapters` targets detection and segmentation data sets), so the
 # baselines are ours, written from their papers and the author's code.
+#
+# **Reproducing these figures.** The source models are trained and adapted in torch on
+# the CPU, and their figures move across CPUs (same seeds, other floating-point sums):
+# a re-execution elsewhere moved TENT's error growth by about two points. The verdicts
+# must match exactly; the tests let the error figures move by 0.03, the ratios by 0.05.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -42,6 +55,7 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 LR, HOT_LR = 5e-3, 5e-2
+ERROR_ATOL, RATIO_ATOL = 0.03, 0.05  # how far trained-model figures move across CPUs
 METHODS = {
     "Source": lambda m, lr: tta.Source(m),
     "BN stats": lambda m, lr: tta.BNStats(m),
@@ -51,19 +65,25 @@ METHODS = {
     "SSA": lambda m, lr: tta.SSA(m, lr=lr),
 }
 GRADIENT = ["TENT", "ROID", "CMF", "SSA"]
+COLOURS = {  # one colour per method in every figure of the chapter
+    "Source": "#999999", "BN stats": book.PALETTE[5], "TENT": book.PALETTE[2],
+    "ROID": book.PALETTE[1], "ROID loss, no filter": book.PALETTE[4],
+    "CMF": book.PALETTE[0], "SSA": book.PALETTE[3],
+}
 
-worlds = {}  # seed -> (source model, stream): each seed has its own split and source model
+worlds = {}  # seed -> (source model, stream): each seed has its own split and source
 for s in range(seed, seed + max(size.seeds, size.hot_seeds)):
     x_train, y_train, x_test, y_test = tta.load_digits16(s)
     worlds[s] = (tta.train_source(x_train, y_train, seed=s),
-                 tta.make_stream(x_test, y_test, tta.DEFAULT_DOMAINS[: size.domains], severity=5,
-                                 seed=s))
+                 tta.make_stream(x_test, y_test, tta.DEFAULT_DOMAINS[: size.domains],
+                                 severity=5, seed=s))
 
 
 def run_all(names, lr, seeds, rounds, **kw):
-    """{(name, seed): StreamResult} for every method and seed, on the seed's own world."""
-    return {(name, s): tta.run_stream(lambda name=name, s=s: METHODS[name](worlds[s][0], lr),
-                                      worlds[s][1], rounds=rounds, seed=s, **kw)
+    """{(name, seed): StreamResult} for every method and seed, on the seed's world."""
+    return {(name, s): tta.run_stream(
+                lambda name=name, s=s: METHODS[name](worlds[s][0], lr),
+                worlds[s][1], rounds=rounds, seed=s, **kw)
             for name in names for s in seeds}
 
 
@@ -72,7 +92,8 @@ def t_interval(values):
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return values.mean(), np.nan
-    return values.mean(), stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
+    t = stats.t.ppf(0.975, len(values) - 1)
+    return values.mean(), t * values.std(ddof=1) / np.sqrt(len(values))
 
 
 # %% [markdown]
@@ -81,7 +102,8 @@ def t_interval(values):
 # {glue:text}`seeds` seeds (each with its own split, source model and batch order), {glue:text}`rounds`
 # rounds over the {glue:text}`n_domains` domains at severity 5, batches of 32, learning rate
 # {glue:text}`lr` (quick mode runs the first four domains only).
-# Mean error over all domains and rounds, with a 95% t-interval over seeds:
+# Mean error over all domains and rounds, with a 95% t-interval over seeds, and the mean
+# error of the last round; {numref}`fig-03-domains` breaks the error down by domain.
 
 # %%
 book.glue("seeds", size.seeds)
@@ -97,27 +119,43 @@ def summary(results, names, seeds):
     for name in names:
         mean, half = t_interval([results[(name, s)].mean_error for s in seeds])
         last, _ = t_interval([results[(name, s)].errors[-1].mean() for s in seeds])
+        n_rounds = results[(name, seeds[0])].errors.shape[0]
+        seconds = np.mean([results[(name, s)].seconds for s in seeds])
         rows.append(dict(method=name, error=mean, ci95=half, last_round=last,
-                         seconds_per_round=np.mean([results[(name, s)].seconds for s in seeds])
-                         / results[(name, seeds[0])].errors.shape[0]))
+                         seconds_per_round=seconds / n_rounds))
     return pd.DataFrame(rows).set_index("method")
 
 
 table = summary(main, METHODS, seeds)
-table.round(4)
+table[["error", "ci95", "last_round"]].round(3)
 
-# %% tags=["hide-input"]
-fig, ax = book.figure(height=3.0)
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.4)
 domains = [d.name.replace("_", "\n") for d in worlds[seed][1]]
 width = 0.8 / len(METHODS)
 for i, name in enumerate(METHODS):
-    per_domain = np.mean([main[(name, s)].errors.mean(axis=0) for s in seeds], axis=0)
-    ax.bar(np.arange(len(domains)) + (i - len(METHODS) / 2 + 0.5) * width, per_domain, width,
-           label=name, color=book.PALETTE[i % len(book.PALETTE)])
-ax.set_xticks(np.arange(len(domains)), domains, fontsize=7)
-ax.set_ylabel("error")
-ax.legend(fontsize=7, ncol=3)
-plt.show()
+    by_seed = np.array([main[(name, s)].errors.mean(axis=0) for s in seeds])
+    mean = by_seed.mean(axis=0)
+    spread = [mean - by_seed.min(axis=0), by_seed.max(axis=0) - mean]
+    ax.bar(np.arange(len(domains)) + (i - len(METHODS) / 2 + 0.5) * width, mean, width,
+           yerr=spread, error_kw=dict(lw=0.8, capsize=1.5), label=name,
+           color=COLOURS[name], edgecolor="white", linewidth=0.3)
+ax.set_xticks(np.arange(len(domains)), domains, fontsize=8)
+ax.set_ylabel("error (mean over rounds)")
+ax.set_title("error by domain")
+fig.legend(loc="outside lower center", ncols=len(METHODS))
+book.show_figure(fig, "fig_domains")
+
+# %% [markdown]
+# ```{glue:figure} fig_domains
+# :alt: Grouped bar chart of the error on each corruption domain for six methods. The grey Source bars are far higher than all others on every domain; the five adapting methods have bars of nearly equal height within each domain.
+# :name: fig-03-domains
+#
+# **Re-estimating the BatchNorm statistics removes most of the error; the weight updates
+# add little on top.** Error per domain of the continual stream at learning rate
+# {glue:text}`lr`, for each method: bars, the mean over seeds (each seed's error averaged
+# over the rounds); whiskers, the range over seeds.
+# ```
 
 # %% tags=["nbval-check-output"]
 diff = [main[("SSA", s)].mean_error - main[("CMF", s)].mean_error for s in seeds]
@@ -125,13 +163,15 @@ gain, half = t_interval(diff)
 book.glue("ssa_gain", gain)
 book.claim(
     "ssa-improves-cmf",
-    f"SSA lowers CMF's error on the continual stream (lr {LR}): 95% interval of the difference "
-    "below zero",
-    gain,
+    f"SSA lowers CMF's error on the continual stream (lr {LR}): 95% interval of the "
+    "difference below zero",
+    gain, "<", 0.0,
+    interval=(gain - half, gain + half) if np.isfinite(half) else None,
+    atol=ERROR_ATOL,
     digits=3,
-    paper="SSA consistently improves state-of-the-art methods (continual ImageNet-C and others)",
-    holds=bool(np.isfinite(half) and gain + half < 0),
-    note=f"ours: mean SSA - CMF error over {len(seeds)} seeds, +/- {half:.3f}",
+    paper="SSA consistently improves state-of-the-art methods (continual ImageNet-C "
+    "and others)",
+    note=f"ours: mean SSA - CMF error over {len(seeds)} seeds, with its 95% t-interval",
 )
 
 # %% [markdown]
@@ -143,7 +183,8 @@ book.claim(
 #
 # Ten times the learning rate ({glue:text}`hot_lr`), {glue:text}`hot_rounds` rounds,
 # {glue:text}`hot_seeds` seeds, and one more method: the ROID loss **without** any weight filter,
-# to separate what the loss does from what the filters do.
+# to separate what the loss does from what the filters do. {numref}`fig-03-hot` follows
+# the error round by round and the weights' distance from the source step by step.
 
 # %%
 book.glue("hot_lr", HOT_LR)
@@ -154,30 +195,47 @@ hot_seeds = list(range(seed, seed + size.hot_seeds))
 hot_names = ["TENT", "ROID loss, no filter", "ROID", "CMF", "SSA"]
 hot = run_all(hot_names, HOT_LR, hot_seeds, size.hot_rounds)
 hot_table = summary(hot, hot_names, hot_seeds)
-hot_table.round(4)
+hot_table[["error", "ci95", "last_round"]].round(3)
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.0)
-for i, name in enumerate(hot_names):
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.4)
+for name in hot_names:
     per_round = np.mean([hot[(name, s)].errors.mean(axis=1) for s in hot_seeds], axis=0)
     axes[0].plot(np.arange(1, len(per_round) + 1), per_round, "o-", label=name,
-                 color=book.PALETTE[i])
+                 color=COLOURS[name])
     drift = hot[(name, seed)].history["drift"]
-    axes[1].plot(drift, color=book.PALETTE[i], lw=1)
+    axes[1].plot(drift, color=COLOURS[name], lw=1.2)
 axes[0].set_xlabel("round")
 axes[0].set_xticks(np.arange(1, size.hot_rounds + 1))
 axes[0].set_ylabel("error (mean over domains)")
-axes[0].legend(fontsize=7)
-axes[1].set_xlabel(f"adaptation step (seed {seed})")
+axes[0].set_title("error per round, mean over seeds")
+axes[1].set_xlabel("adaptation step")
 axes[1].set_ylabel("drift $\\|\\theta_t-\\theta_{src}\\|$")
-plt.show()
+axes[1].set_title(f"distance from the source weights (seed {seed})")
+fig.legend(loc="outside lower center", ncols=len(hot_names))
+book.show_figure(fig, "fig_hot")
+
+# %% [markdown]
+# ```{glue:figure} fig_hot
+# :alt: Two line plots for five methods at the high learning rate: TENT, the ROID loss without a filter, ROID, CMF and SSA. Left, the error in each round of the stream, one point per round; right, the distance of each method's adapted weights from the source weights over the adaptation steps, lowest for TENT and ROID.
+# :name: fig-03-hot
+#
+# **At ten times the learning rate the adapted weights drift far from the source, and
+# the weight filters slow the drift.** Left: error per round, averaged over the domains
+# and over {glue:text}`hot_seeds` seeds, at learning rate {glue:text}`hot_lr`. Right: the
+# Euclidean distance of the adapted parameters from the source model's at every
+# adaptation step, for seed {glue:text}`seed`.
+# ```
 
 # %% tags=["nbval-check-output"]
-tent_growth = np.mean([hot[("TENT", s)].errors[-1].mean() - hot[("TENT", s)].errors[0].mean()
-                       for s in hot_seeds])
+tent_growth = np.mean([hot[("TENT", s)].errors[-1].mean()
+                       - hot[("TENT", s)].errors[0].mean() for s in hot_seeds])
+
+
 def final_drift_ratio(name):
     return np.mean([hot[(name, s)].history["drift"][-1]
-                    / hot[("ROID loss, no filter", s)].history["drift"][-1] for s in hot_seeds])
+                    / hot[("ROID loss, no filter", s)].history["drift"][-1]
+                    for s in hot_seeds])
 
 
 drift_ratio = final_drift_ratio("CMF")
@@ -189,28 +247,33 @@ book.glue("drift_ratio", drift_ratio)
 book.glue("hot_gain", hot_gain)
 book.claim(
     "error-accumulates",
-    f"at lr {HOT_LR}, TENT's error grows from the first round to the last (error accumulation)",
-    tent_growth,
+    f"at lr {HOT_LR}, TENT's error grows from the first round to the last (error "
+    "accumulation)",
+    tent_growth, ">", 0.0,
+    atol=ERROR_ATOL,
     paper="unsupervised gradient noise degrades the weights in continual TTA",
-    holds=tent_growth > 0,
     note="ours: last-round minus first-round error, mean over seeds",
 )
 book.claim(
     "filters-bound-drift",
-    "on the same loss, CMF's filter keeps the final drift below half the unfiltered drift",
-    drift_ratio,
+    "on the same loss, CMF's filter keeps the final drift below half the unfiltered "
+    "drift",
+    drift_ratio, "<", 0.5,
+    atol=RATIO_ATOL,
     paper="weight-based methods (filters) mitigate weight degradation",
-    holds=drift_ratio < 0.5,
     note="ours: final ||theta - theta_src||, CMF / ROID loss without filter",
 )
 book.claim(
     "ssa-improves-cmf-hot",
     f"SSA lowers CMF's error at lr {HOT_LR} (mean difference below zero)",
-    hot_gain,
+    hot_gain, "<", 0.0,
+    interval=((hot_gain - hot_half, hot_gain + hot_half) if np.isfinite(hot_half)
+              else None),
+    atol=ERROR_ATOL,
     digits=3,
     paper="SSA improves stability and adaptability in dynamic environments",
-    holds=hot_gain < 0,
-    note=f"ours: mean SSA - CMF error over {len(hot_seeds)} seeds",
+    note=f"ours: mean SSA - CMF error over {len(hot_seeds)} seeds, with its 95% "
+    "t-interval",
 )
 
 # %% [markdown]
@@ -226,9 +289,10 @@ book.claim(
 # ## 3. The mechanics of the step rule
 #
 # SSA's per-step record from the hot run (seed {glue:text}`seed`): the buffer's standard deviation,
-# the step $s_t$ with the switch to the steady state, and a check of the fixed point. Because the
+# the step $s_t$ with the switch to the steady state ({numref}`fig-03-ssa-steps`), and a
+# check of the fixed point. Because the
 # buffer stores the rescaled values, the rule settles where $\eta\,s_t^2\,\text{std}(g)\approx\sqrt S$
-# (not $\eta\,s_t\,\text{std}(g)$, as the brief read it).
+# (not $\eta\,s_t\,\text{std}(g)$, as a first reading of the formula suggests).
 
 # %%
 book.glue("seed", seed)
@@ -236,38 +300,64 @@ history = hot[("SSA", seed)].history
 rule = hot[("SSA", seed)].adapter.rule
 switch = int(np.argmax(history["steady"])) if history["steady"].any() else None
 after = slice(switch, None) if switch is not None else slice(0, 0)
-# By construction eta * s_t * std(buffer) = sqrt(S) (the buffer holds s*g); the non-trivial fixed
-# point is in terms of the raw updates' noise: eta * s^2 * std(g) = sqrt(S).
+# By construction eta * s_t * std(buffer) = sqrt(S) (the buffer holds s*g); the
+# non-trivial fixed point is in terms of the raw updates' noise:
+# eta * s^2 * std(g) = sqrt(S).
 std_g = pd.Series(history["g"]).rolling(rule.buffer_size).std(ddof=0).to_numpy()
-balance = np.nanmedian(HOT_LR * history["step"][after] ** 2 * std_g[after]) / np.sqrt(rule.S)
+balance = (np.nanmedian(HOT_LR * history["step"][after] ** 2 * std_g[after])
+           / np.sqrt(rule.S))
 book.glue("switch", switch if switch is not None else -1)
 book.glue("balance", balance)
 book.glue("median_step", np.median(history["step"][after]))
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.0)
-boundaries = np.flatnonzero(np.diff(hot[("SSA", seed)].step_domain)) + 1
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.4)
+ssa_run = hot[("SSA", seed)]
+round_starts = np.flatnonzero(np.diff(ssa_run.step_round)) + 1
+domain_starts = np.concatenate([[0], np.flatnonzero(np.diff(ssa_run.step_domain)) + 1,
+                                [len(ssa_run.step_domain)]])
 for ax in axes:
-    for b in boundaries:
-        ax.axvline(b, color="grey", lw=0.4, alpha=0.5)
+    for lo, hi in zip(domain_starts[::2], domain_starts[1::2]):  # every other domain
+        ax.axvspan(lo, hi, color="grey", alpha=0.12, lw=0)
+    for b in round_starts:
+        ax.axvline(b, color="grey", lw=1.2)
     if switch is not None:
         ax.axvline(switch, color="black", ls="--", lw=1)
-axes[0].semilogy(np.sqrt(history["var"]), color=book.PALETTE[0])
-axes[0].set_ylabel("buffer std of $s_t g_t$")
-axes[1].plot(history["step"], color=book.PALETTE[1])
-axes[1].set_ylabel("step $s_t$")
-for ax in axes:
     ax.set_xlabel("adaptation step")
-axes[0].set_title("grey: domain changes; dashed: switch to steady state", fontsize=8, loc="left")
-plt.show()
+axes[0].plot(np.sqrt(history["var"]), color="black", lw=1.2)
+axes[0].set_ylabel("std of the buffer of $s_t g_t$")
+axes[0].set_title("the noise, as the buffer sees it")
+axes[1].plot(history["step"], color=COLOURS["SSA"])
+axes[1].axhline(1, color="black", lw=0.6)
+axes[1].set_ylabel("step $s_t$")
+axes[1].set_title("SSA's step")
+handles = [
+    plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.25, label="every other domain"),
+    plt.Line2D([], [], color="grey", lw=1.2, label="start of a round"),
+    plt.Line2D([], [], color="black", ls="--", lw=1, label="switch to steady state"),
+]
+fig.legend(handles=handles, loc="outside lower center", ncols=3)
+book.show_figure(fig, "fig_ssa_steps")
+
+# %% [markdown]
+# ```{glue:figure} fig_ssa_steps
+# :alt: Two line plots over the adaptation steps of SSA's hot run, with alternate domains shaded and vertical lines at the start of each round and at the switch to the steady state. Left, the standard deviation of SSA's buffer; right, SSA's step size, constant at 1 before the switch and then varying above and below 1.
+# :name: fig-03-ssa-steps
+#
+# **After the switch to the steady state, SSA's step moves against the buffer's noise.**
+# SSA's record in the hot run (learning rate {glue:text}`hot_lr`, seed
+# {glue:text}`seed`). Left: the standard deviation over the buffer of the last rescaled
+# updates $s_t g_t$; right: the step $s_t$ (1 before the switch). Shading marks every
+# other domain of the stream, solid lines the start of each round.
+# ```
 
 # %% tags=["nbval-check-output"]
 book.claim(
     "steady-balance",
     "after the switch, SSA holds lr * step^2 * std(g) within 20% of sqrt(S) (median)",
-    balance,
+    balance, "in", (0.8, 1.2),
+    atol=RATIO_ATOL,
     paper="SSA balances covariance dynamics: a steady state of the SDE model of TTA",
-    holds=abs(balance - 1) < 0.2,
     note="ours: median ratio to sqrt(S) after the switch, hot run",
 )
 
@@ -290,12 +380,15 @@ variants = {
     "SSA, S = 1e-12 (author's)": lambda m: tta.SSA(m, lr=LR, S=1e-12),
 }
 model, stream = worlds[seed]
-sweep = {name: tta.run_stream(lambda make=make: make(model), stream, rounds=size.rounds, seed=seed)
+sweep = {name: tta.run_stream(lambda make=make: make(model), stream, rounds=size.rounds,
+                              seed=seed)
          for name, make in variants.items()}
-sweep |= {"SSA, S_rel = 1": main[("SSA", seed)], "CMF": main[("CMF", seed)]}  # same runs as section 1
+# the same runs as section 1:
+sweep |= {"SSA, S_rel = 1": main[("SSA", seed)], "CMF": main[("CMF", seed)]}
 pd.DataFrame({name: dict(error=r.mean_error, final_drift=r.history["drift"][-1],
-                         median_step=np.median(r.history["step"]) if "step" in r.history else 1.0)
-              for name, r in sweep.items()}).T.round(4)
+                         median_step=(np.median(r.history["step"])
+                                      if "step" in r.history else 1.0))
+              for name, r in sweep.items()}).T.round(3)
 
 # %% [markdown]
 # The author's absolute $S$ freezes the weights at the switch (a median step of a few
@@ -310,10 +403,11 @@ pd.DataFrame({name: dict(error=r.mean_error, final_drift=r.history["drift"][-1],
 #   minimisation's error grows over the rounds, and weight filters hold the weights near the
 #   source.
 # * SSA's rule behaves as its formula says (its step follows the update noise to a fixed point),
-#   but it does **not** improve CMF here, at either learning rate. The brief's pilot found the
-#   same. The paper's gains are measured on ResNets over ImageNet-scale streams, with an absolute
-#   $S$ tuned there; our relative $S$ is a necessary change of ours, and the toy has little
-#   weight degradation left once BatchNorm statistics are adapted.
+#   but it does **not** improve CMF here: no gain beyond the noise over seeds at the
+#   default learning rate, a higher error at the hot one. The paper's gains are measured
+#   on ResNets over ImageNet-scale streams, with an absolute $S$ tuned there; our
+#   relative $S$ is a necessary change of ours, and the toy has little weight
+#   degradation left once BatchNorm statistics are adapted.
 # * Left out: ROID's augmentation-consistency term and prior correction, and the original CMF's
 #   Kalman-gain filter (our CMF is SSA with the step fixed at 1).
 #

@@ -16,13 +16,13 @@
 # {cite}`sun2025dctgmm` combines those correlations. The experiments are in
 # [the reproduction](reproduction.ipynb).
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
-import matplotlib.pyplot as plt
+# %% tags=["hide-input"]
 import numpy as np
+from matplotlib import ticker
 
 from icml25 import book
 from icml25.dct_gmm import (
@@ -41,6 +41,8 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
+COLOURS = {"DCT-GMM": book.PALETTE[0], "DCT (binarised)": book.PALETTE[1]}  # as in the
+# reproduction, where Fisher-z on the codes is vermillion and the oracle black
 
 # %% [markdown]
 # ## Discretisation breaks conditional independence
@@ -52,7 +54,8 @@ size = run.size
 
 # %% tags=["nbval-check-output"]
 W = np.array([[0, 0, 0], [0.8, 0, 0], [0, 0.8, 0]], dtype=float)  # X -> Y -> Z
-print("    n   Fisher-z on codes   Fisher-z on latent   DCT-GMM on codes   (p-values of X _|_ Z | Y)")
+print("    n   Fisher-z on codes   Fisher-z on latent   DCT-GMM on codes"
+      "   (p-values of X _|_ Z | Y)")
 for n in size.n_chain:
     observed, latent = simulate(W, n, [0, 4, 0], np.random.default_rng([seed, n]))
     print(f"{n:6d}   {fisher_z_test(observed, 0, 2, [1]).p_value:17.3g}"
@@ -74,7 +77,8 @@ for n in size.n_chain:
 # The thresholds come from the margins, $\hat h_{j,l}=\Phi^{-1}(\text{share of codes}\le l)$. The
 # only unknown is $\sigma$, and every cell gives one equation $\hat\tau_{lm}=\tau_{lm}(\sigma)$: far
 # more equations than unknowns. GMM solves such **over-identified** systems by minimising a weighted
-# distance between the empirical and the model moments.
+# distance between the empirical and the model moments. {numref}`fig-04-table` shows a
+# pair with $\sigma = 0.6$ cut into $3\times4$ cells.
 
 # %%
 rho_true = 0.6
@@ -86,28 +90,43 @@ b = np.searchsorted(cuts_b, latent[:, 1])
 table = np.zeros((3, 4))
 np.add.at(table, (a, b), 1)
 
+# %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(2, height=3.3)
 axes[0].scatter(*latent.T, s=3, alpha=0.3, color="grey")
 for c in cuts_a:
-    axes[0].axvline(c, color=book.PALETTE[0])
+    axes[0].axvline(c, color="black", lw=1.2)
 for c in cuts_b:
-    axes[0].axhline(c, color=book.PALETTE[1])
+    axes[0].axhline(c, color="black", lw=1.2)
 axes[0].set_xlabel("latent $X_j$ (cut into 3 codes)")
 axes[0].set_ylabel("latent $X_k$ (cut into 4 codes)")
 axes[0].set_title("what we never see")
 im = axes[1].imshow(table.T / size.n_toy, origin="lower", cmap="Blues")
 for (l, m), v in np.ndenumerate(table):
     axes[1].text(l, m, f"{v / size.n_toy:.2f}", ha="center", va="center", fontsize=8)
+axes[1].set_xticks(range(table.shape[0]))
+axes[1].set_yticks(range(table.shape[1]))
 axes[1].set_xlabel("code of $X_j$")
 axes[1].set_ylabel("code of $X_k$")
 axes[1].set_title("what we see: cell shares")
 axes[1].grid(False)
-plt.show()
+book.show_figure(fig, "fig_table")
+
+# %% [markdown]
+# ```{glue:figure} fig_table
+# :alt: Left, a scatter plot of correlated latent pairs cut by two vertical and three horizontal lines into a 3-by-4 grid; right, the 3-by-4 table of the shares of points in each cell, shaded by size, with the large shares along the diagonal.
+# :name: fig-04-table
+#
+# **Discretisation keeps only the share of points in each rectangle.** Left: the latent
+# pairs with correlation $\sigma = 0.6$ (never observed) and the thresholds that cut them
+# into 3 and 4 codes; right: the contingency table that is observed, as shares of the
+# {glue:text}`n_toy` points, from which GMM must recover $\sigma$.
+# ```
 
 # %% [markdown]
 # The GMM objective of phase one (identity weight) is $\|\hat\tau-\tau(\sigma)\|^2$ over the cells
 # holding at least 1% of the data. Binarising both variables, as the earlier DCT test does, keeps
 # one equation: the objective is then flat in much of the information the table carries.
+# {numref}`fig-04-objective` draws the objective over all the cells of the table.
 
 # %%
 edges_a = np.concatenate([[-np.inf], cuts_a, [np.inf]])
@@ -115,25 +134,50 @@ edges_b = np.concatenate([[-np.inf], cuts_b, [np.inf]])
 la, lb = np.meshgrid(np.arange(3), np.arange(4), indexing="ij")
 box = (edges_a[la], edges_a[la + 1], edges_b[lb], edges_b[lb + 1])
 grid = np.linspace(-0.2, 0.95, 200)
-objective = [np.sum((table / size.n_toy - rectangle_probabilities(*box, s)) ** 2) for s in grid]
+objective = [np.sum((table / size.n_toy - rectangle_probabilities(*box, s)) ** 2)
+             for s in grid]
 estimate = estimate_pair(a, b)
 binary = estimate_pair((latent[:, 0] >= latent[:, 0].mean()).astype(int),
                        (latent[:, 1] >= latent[:, 1].mean()).astype(int))
 
-fig, ax = book.figure(height=2.9)
-ax.plot(grid, objective, label=r"$\|\hat\tau-\tau(\sigma)\|^2$ over the 12 cells")
-ax.axvline(rho_true, color="grey", ls=":", label=f"true sigma = {rho_true}")
-ax.axvline(estimate.sigma, color=book.PALETTE[3], ls="--", label="GMM estimate")
-ax.set_xlabel(r"$\sigma$")
-ax.set_yscale("log")
-ax.legend()
-plt.show()
 book.glue("toy_sigma", estimate.sigma)
 book.glue("toy_sigma_binary", binary.sigma)
 book.glue("toy_moments", estimate.n_moments)
+book.glue("n_toy", size.n_toy)
+
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.2)
+ax.plot(grid, objective, color=COLOURS["DCT-GMM"],
+        label=r"$\|\hat\tau-\tau(\sigma)\|^2$ over all 12 cells")
+ax.axvline(rho_true, color="grey", ls=":", lw=1.5, label=f"true $\\sigma$ = {rho_true}")
+ax.axvline(estimate.sigma, color=COLOURS["DCT-GMM"], ls="--", label="GMM estimate")
+ax.axvline(binary.sigma, color=COLOURS["DCT (binarised)"], ls="-.",
+           label="estimate from the binarised data")
+ax.set_xlabel(r"$\sigma$")
+ax.set_yscale("log")
+ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+ax.yaxis.set_minor_locator(ticker.NullLocator())
+ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+ax.set_ylabel("objective (log scale)")
+fig.legend(loc="outside lower center", ncols=2)
+book.show_figure(fig, "fig_objective")
 
 # %% [markdown]
-# From {glue:text}`toy_moments` cell moments the estimate is {glue:text}`toy_sigma:.3f` (true
+# ```{glue:figure} fig_objective
+# :alt: A line plot of the GMM objective against sigma from -0.2 to 0.95 on a log scale, with a single valley; vertical lines mark the true sigma of 0.6, the GMM estimate at the bottom of the valley, and the estimate from the binarised data.
+# :name: fig-04-objective
+#
+# **Many cells, one unknown: the objective has a single clear minimum near the true
+# correlation.** The phase-one GMM objective, the squared distance between the observed
+# cell shares of {numref}`fig-04-table` and the model's rectangle probabilities, as a
+# function of the latent correlation $\sigma$ (here over all 12 cells; the estimator
+# drops cells holding under 1% of the data). Dashed: its minimiser, the GMM estimate;
+# dash-dotted: the estimate from the binarised data; dotted: the truth.
+# ```
+
+# %% [markdown]
+# From {glue:text}`toy_moments` cell moments (the cells holding at least 1% of the data) the
+# estimate is {glue:text}`toy_sigma:.3f` (true
 # value 0.6); from the binarised data, {glue:text}`toy_sigma_binary:.3f`. Both are consistent; the
 # difference is in their **variance**, which is what decides a test's power.
 #
@@ -169,7 +213,8 @@ book.glue("toy_moments", estimate.n_moments)
 # %% tags=["nbval-check-output"]
 observed, _ = simulate(W, 1000, [3, 4, 5], np.random.default_rng([seed, 2]))
 tests = LatentCI(observed)
-for x, y, z, truth in [(0, 2, [1], "independent"), (0, 1, [2], "dependent"), (0, 2, [], "dependent")]:
+cases = [(0, 2, [1], "independent"), (0, 1, [2], "dependent"), (0, 2, [], "dependent")]
+for x, y, z, truth in cases:
     r = tests.test(x, y, z)
     print(f"X{x} _|_ X{y} | {z}: beta = {r.beta:+.3f}, z = {r.statistic:+.2f}, "
           f"p = {r.p_value:.3g}  (latent truth: {truth})")

@@ -19,11 +19,19 @@
 # scikit-learn's histogram booster), and the SAE probe. Hyperparameters are chosen on a stratified
 # validation split of the training set; the test set of each data set is fixed and balanced.
 
-# %% tags=["parameters"]
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %%
+# %% tags=["hide-input"]
 import time
 
 import matplotlib.pyplot as plt
@@ -38,7 +46,8 @@ from icml25 import sae_probing as sp
 
 SIZES = {
     "quick": dict(n_latents=1024, epochs=3, grid="fixed", datasets=4,
-                  settings=dict(scarcity=(8, 64), imbalance=(0.1,), noise=(0.2,)), jobs=2),
+                  settings=dict(scarcity=(8, 64), imbalance=(0.1,), noise=(0.2,)),
+                  jobs=2),
     "book": dict(n_latents=2048, epochs=10, grid="small", datasets=20,
                  settings=dict(scarcity=(4, 16, 64, 256), imbalance=(0.05, 0.2, 0.5),
                                noise=(0.0, 0.2, 0.4)), jobs=2),
@@ -51,10 +60,16 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 LAYER = 3
 data = sp.load()
-# Quick mode keeps the data sets with shifted test sets first, so that every regime runs.
+# Quick mode keeps the data sets with shifted test sets first, so that every regime
+# runs.
 names = data.names[: size.datasets]
-sae, _ = sp.train_sae(data.rows(LAYER), n_latents=size.n_latents, epochs=size.epochs, seed=seed)
+sae, _ = sp.train_sae(data.rows(LAYER), n_latents=size.n_latents, epochs=size.epochs,
+                      seed=seed)
 probes = sp.baseline_probes(size.grid, seed=seed) + sp.sae_probes(sae)
+# One colour per regime, and for the SAE probe and the raw-activation probe, in every
+# figure of the chapter.
+REGIME_COLOURS = dict(zip(sp.REGIMES, book.PALETTE[:4]))
+SAE_COLOUR, RAW_COLOUR = book.PALETTE[4], "black"
 
 # %% [markdown]
 # ## 1. The sweep
@@ -71,13 +86,14 @@ for regime, settings in size.settings.items():
     book.glue(regime, ", ".join(f"{s:g}" for s in settings))
 started = time.perf_counter()
 results = pd.concat([
-    sp.run_regime(data, LAYER, regime, size.settings.get(regime), probes, datasets=names,
-                  seed=seed, n_jobs=size.jobs)
+    sp.run_regime(data, LAYER, regime, size.settings.get(regime), probes,
+                  datasets=names, seed=seed, n_jobs=size.jobs)
     for regime in sp.REGIMES
 ], ignore_index=True)
 book.glue("sweep_s", time.perf_counter() - started)
 book.glue("n_evals", len(results.groupby(["dataset", "regime", "setting"])))
-mean_auc = results.pivot_table(index="regime", columns="probe", values="test_auc", aggfunc="mean")
+mean_auc = results.pivot_table(index="regime", columns="probe", values="test_auc",
+                               aggfunc="mean")
 mean_auc.loc[list(sp.REGIMES)].round(3)
 
 # %% [markdown]
@@ -93,6 +109,8 @@ mean_auc.loc[list(sp.REGIMES)].round(3)
 # bootstrap 95% interval (`low`, `high`) over data sets and settings. Then the paper's ensemble
 # question: the best-on-validation probe among the baselines only, against the same among
 # baselines plus the SAE probe; the mean gain in test AUC with its bootstrap 95% interval.
+# Shares are of the evaluations; intervals are in brackets. {numref}`fig-05-verdict`
+# shows every evaluation.
 
 # %%
 wins_quiver = sp.sae_wins(results, "quiver")
@@ -103,12 +121,14 @@ for regime in sp.REGIMES:
     q = quivers[quivers.regime == regime]
     mean, low, high = sp.bootstrap_mean_ci(q.gain.to_numpy(), seed=seed)
     diff = wins_quiver[wins_quiver.regime == regime]
-    d_mean, d_low, d_high = sp.bootstrap_mean_ci((diff.sae - diff.baseline).to_numpy(), seed=seed)
+    d_mean, d_low, d_high = sp.bootstrap_mean_ci((diff.sae - diff.baseline).to_numpy(),
+                                                 seed=seed)
+    oracle = wins_oracle[wins_oracle.regime == regime]
     rows.append({
         "regime": regime,
         "evaluations": len(q),
         "SAE beats chosen baseline": diff.sae_wins.mean(),
-        "SAE beats best baseline (test)": wins_oracle[wins_oracle.regime == regime].sae_wins.mean(),
+        "SAE beats best baseline (test)": oracle.sae_wins.mean(),
         "SAE - chosen baseline": d_mean, "low": d_low, "high": d_high,
         "quiver, baselines": q.baselines.mean(),
         "quiver, + SAE": q.with_sae.mean(),
@@ -116,28 +136,67 @@ for regime in sp.REGIMES:
         "SAE picked": q.sae_chosen.mean(),
     })
 verdict = pd.DataFrame(rows).set_index("regime")
-verdict.round(3).T
 
-# %% tags=["hide-input"]
-fig, axes = book.figure(2, height=3.2)
+
+def with_interval(columns):
+    """'mean [low, high]' per regime, from three columns of the verdict."""
+    return [f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}]" for m, lo, hi in verdict[columns].values]
+
+
+def share(column):
+    return verdict[column].map("{:.0%}".format)
+
+
+pd.DataFrame({
+    "evaluations": verdict["evaluations"].map("{:d}".format),
+    "SAE beats chosen baseline": share("SAE beats chosen baseline"),
+    "SAE beats best baseline (test)": share("SAE beats best baseline (test)"),
+    "SAE - chosen baseline": with_interval(["SAE - chosen baseline", "low", "high"]),
+    "quiver AUC, baselines": verdict["quiver, baselines"].map("{:.3f}".format),
+    "quiver AUC, + SAE": verdict["quiver, + SAE"].map("{:.3f}".format),
+    "quiver gain": with_interval(["gain", "gain low", "gain high"]),
+    "SAE picked by the quiver": share("SAE picked"),
+}).T
+
+# %% tags=["hide-input", "remove-output"]
+fig, axes = book.figure(2, height=3.9)
 for i, regime in enumerate(sp.REGIMES):
     d = wins_quiver[wins_quiver.regime == regime]
-    axes[0].scatter(d.baseline, d.sae, s=12, color=book.PALETTE[i], label=regime, alpha=0.7)
+    axes[0].scatter(d.baseline, d.sae, s=14, color=REGIME_COLOURS[regime], label=regime,
+                    alpha=0.7)
     q = quivers[quivers.regime == regime]
-    axes[1].scatter(np.full(len(q), i) + np.linspace(-0.25, 0.25, len(q)), q.gain, s=10,
-                    color=book.PALETTE[i], alpha=0.7)
-    axes[1].errorbar(i, verdict.loc[regime, "gain"],
-                     yerr=[[verdict.loc[regime, "gain"] - verdict.loc[regime, "gain low"]],
-                           [verdict.loc[regime, "gain high"] - verdict.loc[regime, "gain"]]],
-                     fmt="D", color="black", capsize=3)
+    axes[1].scatter(np.full(len(q), i) + np.linspace(-0.25, 0.25, len(q)), q.gain, s=12,
+                    color=REGIME_COLOURS[regime], alpha=0.7)
+    gain = verdict.loc[regime, ["gain", "gain low", "gain high"]].to_numpy()
+    axes[1].errorbar(i, gain[0], yerr=[[gain[0] - gain[1]], [gain[2] - gain[0]]],
+                     fmt="D", color="black", capsize=3, zorder=3)
 axes[0].plot([0.3, 1], [0.3, 1], color="grey", lw=0.8)
 axes[0].set_xlabel("test AUC, baseline chosen on validation")
 axes[0].set_ylabel("test AUC, SAE probe")
-axes[0].legend(fontsize=7)
+axes[0].set_title("SAE probe against the chosen baseline")
 axes[1].axhline(0, color="grey", lw=0.8)
-axes[1].set_xticks(range(len(sp.REGIMES)), sp.REGIMES, fontsize=8)
-axes[1].set_ylabel("quiver gain from adding the SAE probe")
-plt.show()
+axes[1].set_xticks(range(len(sp.REGIMES)), sp.REGIMES)
+axes[1].set_ylabel("test AUC gain")
+axes[1].set_title("adding the SAE probe to the quiver")
+handles = [*axes[0].get_legend_handles_labels()[0],
+           plt.Line2D([], [], marker="D", color="black", ls="",
+                      label="mean gain, 95% bootstrap interval")]
+fig.legend(handles=handles, loc="outside lower center", ncols=5)
+book.show_figure(fig, "fig_verdict")
+
+# %% [markdown]
+# ```{glue:figure} fig_verdict
+# :alt: Left, a scatter plot of the SAE probe's test AUC against the validation-chosen baseline's, one point per data set and setting, coloured by regime, with the diagonal; most points lie below it. Right, for each regime, the gains in test AUC from adding the SAE probe to the quiver, mostly at zero, with a black diamond and bar for the mean and its interval near zero.
+# :name: fig-05-verdict
+#
+# **The SAE probe beats the baseline a practitioner would pick in
+# {glue:text}`win_share:.0%` of the evaluations.** Left: test AUC of the SAE probe against that of
+# the baseline chosen on validation, one point per data set and setting (above the
+# diagonal: the SAE probe is better). Right: per regime, the change in test AUC when the
+# SAE probe joins the quiver of baselines, one point per data set and setting (zero
+# where the quiver keeps its baseline); black: the mean gain and its bootstrap 95%
+# interval.
+# ```
 
 # %% tags=["nbval-check-output"]
 win_share = wins_quiver.sae_wins.mean()
@@ -147,28 +206,30 @@ book.glue("win_share", win_share)
 book.glue("oracle_any", int(oracle_any))
 book.claim(
     "sae-occasionally-wins",
-    "the SAE probe beats the best baseline (on the test set) on some data sets and settings",
-    int(oracle_any),
+    "the SAE probe beats the best baseline (on the test set) on some data sets and "
+    "settings",
+    int(oracle_any), ">", 0,
+    atol=2,  # wins near a tie may change sides on another CPU
     paper="SAE probes occasionally outperform baselines on individual datasets",
-    holds=oracle_any > 0,
     note=f"ours: count of wins over {len(wins_oracle)} evaluations",
 )
 book.claim(
     "sae-not-consistent",
-    "the SAE probe beats the validation-chosen baseline in under half of the evaluations, "
-    "in every regime",
-    verdict["SAE beats chosen baseline"].max(),
+    "the SAE probe beats the validation-chosen baseline in under half of the "
+    "evaluations, in every regime",
+    verdict["SAE beats chosen baseline"].max(), "<", 0.5,
+    atol=0.125,  # one win of the eight shift evaluations
     paper="SAE probes do not consistently outperform baselines",
-    holds=bool((verdict["SAE beats chosen baseline"] < 0.5).all()),
     note="ours: the largest share over the four regimes",
 )
 book.claim(
     "quiver-no-help",
-    "adding the SAE probe to the quiver of baselines gains under 0.01 AUC (upper 95% bound, "
-    "every regime)",
-    upper,
-    paper="adding SAE probes to a quiver of baselines does not meaningfully improve performance",
-    holds=upper < 0.01,
+    "adding the SAE probe to the quiver of baselines gains under 0.01 AUC (upper 95% "
+    "bound, every regime)",
+    upper, "<", 0.01,
+    atol=0.003,
+    paper="adding SAE probes to a quiver of baselines does not meaningfully improve "
+    "performance",
     note="ours: the largest upper bound of the mean gain over regimes",
 )
 
@@ -181,19 +242,27 @@ book.claim(
 # on validation and changes the test AUC by about nothing: the paper's conclusion, reproduced with a
 # much smaller language model and SAE.
 #
+# The SAE is trained in torch on the CPU, and its figures move across CPUs (the same
+# seed gave 14 instead of 15 wins over the best baseline elsewhere). The verdicts must
+# match exactly; the tests let the count of wins move by 2, the largest share by one of
+# the eight shift evaluations (0.125), the AUC upper bound by 0.003 and the label-error
+# gap by 0.01.
+#
 # ## 3. An "interpretability" use: finding mislabelled examples
 #
 # The paper also looks at uses where interpretability should shine, such as spotting problems in
-# a data set (we could not check its exact wording here). We flip 10% of the labels of each data set and
-# score every text by how little a cross-validated probe believes its (possibly wrong) label,
-# once with logistic regression on the raw activations (the simple, non-SAE way) and once on the
-# 128 top SAE latents; the AUC of that score for finding the flipped texts:
+# a data set (paraphrased here, not checked against the paper's full text). We flip 10%
+# of the labels of each data set and score every text by how little a cross-validated
+# probe believes its (possibly wrong) label, once with logistic regression on the raw
+# activations (the simple, non-SAE way) and once on the 128 top SAE latents; the AUC of
+# that score for finding the flipped texts, summarised over the data sets below and
+# drawn per data set in {numref}`fig-05-label-errors`:
 
 # %%
 def suspicion_auc(features, y_noisy, flipped):
     """AUC of 1 - P(given label) from 5-fold cross-validated logistic regression."""
-    p = cross_val_predict(LogisticRegression(C=1.0, max_iter=1000), features, y_noisy, cv=5,
-                          method="predict_proba")
+    p = cross_val_predict(LogisticRegression(C=1.0, max_iter=1000), features, y_noisy,
+                          cv=5, method="predict_proba")
     return roc_auc_score(flipped, 1 - p[np.arange(len(y_noisy)), y_noisy])
 
 
@@ -209,31 +278,80 @@ for name in names:
     rows.append(dict(dataset=name, raw=suspicion_auc(standardise(X), y_noisy, flipped),
                      sae=suspicion_auc(standardise(latents), y_noisy, flipped)))
 label_errors = pd.DataFrame(rows).set_index("dataset")
-mean_gap, gap_low, gap_high = sp.bootstrap_mean_ci((label_errors.sae - label_errors.raw).to_numpy(),
-                                                  seed=seed)
+mean_gap, gap_low, gap_high = sp.bootstrap_mean_ci(
+    (label_errors.sae - label_errors.raw).to_numpy(), seed=seed)
 book.glue("raw_auc", label_errors.raw.mean())
 book.glue("sae_auc", label_errors.sae.mean())
 book.glue("gap", mean_gap)
 book.glue("gap_low", gap_low)
 book.glue("gap_high", gap_high)
-label_errors.round(3)
+raw, via_sae = label_errors.raw, label_errors.sae
+book.glue("sae_ahead", int((via_sae > raw).sum()))
+book.glue("n_label_sets", len(label_errors))
+
+
+def of_all(mask):
+    return f"{int(mask.sum())} of {len(mask)}"
+
+
+pd.DataFrame({
+    "mean AUC": [f"{raw.mean():.3f}", f"{via_sae.mean():.3f}"],
+    "range of AUC": [f"{raw.min():.2f} to {raw.max():.2f}",
+                     f"{via_sae.min():.2f} to {via_sae.max():.2f}"],
+    "data sets above chance": [of_all(raw > 0.5), of_all(via_sae > 0.5)],
+    "data sets ahead of the other": [of_all(raw > via_sae), of_all(via_sae > raw)],
+}, index=["raw activations", "SAE latents"])
+
+# %% tags=["hide-input", "remove-output"]
+order = label_errors.sort_values("raw").index
+fig, ax = book.figure(height=1.2 + 0.2 * len(order))
+rows_y = np.arange(len(order))
+ax.hlines(rows_y, label_errors.loc[order].min(axis=1),
+          label_errors.loc[order].max(axis=1), color="grey", lw=1)
+ax.scatter(label_errors.loc[order, "raw"], rows_y, color=RAW_COLOUR, s=18, zorder=3,
+           label="logistic regression on the raw activations")
+ax.scatter(label_errors.loc[order, "sae"], rows_y, color=SAE_COLOUR, s=18, zorder=3,
+           label="logistic regression on 128 SAE latents")
+ax.axvline(0.5, color="grey", ls=":", lw=1)
+ax.set_yticks(rows_y, order, fontsize=8)
+ax.set_xlabel("AUC for finding the flipped labels (0.5: chance)")
+ax.grid(axis="y", alpha=0)
+fig.legend(loc="outside lower center", ncols=2)
+book.show_figure(fig, "fig_label_errors")
+
+# %% [markdown]
+# ```{glue:figure} fig_label_errors
+# :alt: A dot plot with one row per data set, sorted by the raw probe's result: on each row a black dot for the raw-activation probe and a pink dot for the SAE-latent probe, joined by a grey segment, on an axis of detection AUC with a dotted line at 0.5.
+# :name: fig-05-label-errors
+#
+# **The SAE latents find flipped labels better than the raw activations on
+# {glue:text}`sae_ahead` of {glue:text}`n_label_sets` data sets.** AUC of the suspicion
+# score (how little a cross-validated probe believes a text's label) for finding the 10%
+# of texts whose label was flipped, per data set, sorted by the raw probe's AUC: black,
+# logistic regression on the raw activations; pink, on 128 SAE latents chosen by
+# class-mean difference.
+# ```
 
 # %% tags=["nbval-check-output"]
 book.claim(
     "label-errors",
-    "SAE latents find mislabelled texts no better than the raw-activation probe (mean AUC "
-    "difference <= 0.01)",
-    mean_gap,
+    "SAE latents find mislabelled texts no better than the raw-activation probe (mean "
+    "AUC difference <= 0.01)",
+    mean_gap, "<=", 0.01,
+    interval=(gap_low, gap_high),
+    atol=0.01,
     digits=3,
-    paper="SAE latents can surface data set problems such as label errors (wording unverified)",
-    holds=mean_gap <= 0.01,
-    note=f"ours: mean (SAE - raw) detection AUC, 95% CI [{gap_low:.3f}, {gap_high:.3f}]",
+    paper="SAE latents can surface data set problems such as label errors "
+    "(paraphrased; not checked against the paper's full text)",
+    note="ours: mean (SAE - raw) detection AUC over data sets, bootstrap 95% interval",
 )
 
 # %% [markdown]
-# Both find the flipped labels above chance on most data sets (mean detection AUC
+# Both find the flipped labels above chance on most data sets ({numref}`fig-05-label-errors`;
+# mean detection AUC
 # {glue:text}`raw_auc:.2f` raw, {glue:text}`sae_auc:.2f` through the SAE; difference
-# {glue:text}`gap:+.3f`, 95% interval {glue:text}`gap_low:+.3f` to {glue:text}`gap_high:+.3f`).
+# {glue:text}`gap:+.3f`, 95% interval {glue:text}`gap_low:+.3f` to
+# {glue:text}`gap_high:+.3f`, a percentile bootstrap over the data sets).
 # The SAE route adds a step that one can read (which latents disagree with a label), not a better
 # detector: here it is the worse one.
 #

@@ -153,6 +153,7 @@ sweep = pd.concat([
 ])
 book.glue("sweep_s", time.perf_counter() - started)
 
+
 # %% tags=["hide-input", "remove-output"]
 def draw_bias(ax, frame, xlabel):
     for e, g in frame.groupby("estimator", sort=False):
@@ -177,6 +178,7 @@ for i, reward in enumerate(REWARDS):
         ax.set_ylabel("estimate - truth" if i == 0 else "")
 legend_above(fig, axes[0, 0])
 book.show_figure(fig, "fig_bias_sweep")
+
 
 # %% [markdown]
 # ```{glue:figure} fig_bias_sweep

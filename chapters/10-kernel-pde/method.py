@@ -42,6 +42,7 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 ELL = 0.1  # length scale of the Gaussian kernel, as in the reproduction
 
+
 # %% [markdown]
 # ## One dimension: an interpolant and its derivative
 #

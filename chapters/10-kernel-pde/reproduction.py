@@ -106,6 +106,7 @@ axes[0].set_ylabel("relative L2 error")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=3)
 book.show_figure(fig, "fig_errors")
 
+
 # %% [markdown]
 # ```{glue:figure} fig_errors
 # :alt: Three log-log panels of relative error against the number of collocation points, one per benchmark. The errors of the two kernel solvers fall steeply and nearly together; finite differences fall along a shallower straight line.
@@ -117,7 +118,6 @@ book.show_figure(fig, "fig_errors")
 # Gaussian-process solver of Chen et al.) and finite differences (FD), on the nonlinear
 # elliptic, Allen-Cahn and regularised Eikonal benchmarks.
 # ```
-
 
 # %% tags=["nbval-check-output"]
 def rate(errs, upto=None):
@@ -224,6 +224,7 @@ axes[1].set_title("peak memory", fontsize=10)
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=3)
 book.show_figure(fig, "fig_cost")
 
+
 # %% [markdown]
 # ```{glue:figure} fig_cost
 # :alt: Two log-log panels against the number of collocation points. Left, wall time: the dense solver's line is the steepest and stops at the smallest grids, SKS and finite differences continue to far larger grids. Right, peak memory: the dense solver's line rises steeply, SKS and finite differences grow slowly.
@@ -235,7 +236,6 @@ book.show_figure(fig, "fig_cost")
 # nonlinear elliptic benchmark, against the number of collocation points $N=n^2$. Memory
 # is traced only for runs under a second.
 # ```
-
 
 # %% [markdown]
 # The claim reads the ratio of collocation points at equal wall time: the largest grid

@@ -138,6 +138,7 @@ print("projections L   Spearman   Pearson")
 for L, (rho, r) in correlation.items():
     print(f"{L:13d}   {rho:8.3f}   {r:7.3f}")
 
+
 # %% [markdown]
 # The threshold below is the paper's figure for MNIST (Spearman 0.90 with 10,000
 # projections, as reported in the paper's Figure 1; the exact value was not checked

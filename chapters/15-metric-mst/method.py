@@ -146,6 +146,7 @@ fig.legend(loc="outside lower center", ncols=4)  # below the axes, off the data
 ax.set_title("forest + completion = an approximate MST")
 book.show_figure(fig, "fig_completion")
 
+
 # %% [markdown]
 # ```{glue:figure} fig_completion
 # :alt: The 2-D points with the blue forest edges, a few thick orange-red completion edges joining the trees, square markers at one representative per tree, and dotted black segments where the exact MST uses an edge that the approximate tree does not.
@@ -159,7 +160,6 @@ book.show_figure(fig, "fig_completion")
 #
 # In {numref}`fig-15-completion` the dotted edges show where the approximate tree differs
 # from the exact one.
-
 
 # %% [markdown]
 # ## How good is the tree?

@@ -87,6 +87,7 @@ def label_n_axis(ax, ns):
     ax.xaxis.set_major_formatter(FormatStrFormatter("%d"))
     ax.xaxis.set_minor_locator(NullLocator())
 
+
 # %% [markdown]
 # ## 1. Near-optimal trees across metrics
 #
