@@ -117,3 +117,36 @@ def test_an_explicit_book_mode_still_publishes_without_an_injected_cell(tree):
     nb = nbformat.read(chapter.path / "method.ipynb", as_version=4)
     assert result.ok and notebooks.code_cells(nb) == notebooks.code_cells(
         notebooks.read_source(chapter.path / "method.py"))
+
+
+def test_seed_robustness_records_verdicts_per_seed_and_goes_stale(tree):
+    from icml25.book import robustness
+    from icml25.book.staleness import state
+
+    [chapter] = notebooks.chapters(tree / "chapters")
+    source = chapter.path / "method.py"
+    source.write_text(GOOD.replace(
+        "# %%\nbook.finish()",
+        '# %% tags=["nbval-check-output"]\n'
+        'book.claim("even", "the seed is even", seed % 2, "==", 0, paper="-")\n\n'
+        "# %%\nbook.finish()"))
+    with pytest.raises(ValueError, match="re-execute first"):
+        robustness.measure([chapter], 3, jobs=1, log=lambda *_: None)
+    runner.run([chapter], {}, progress=False, log=lambda *_: None)
+    assert robustness.problems(chapter)[0].endswith("(run `make robustness CHAPTER=99`)")
+    records = robustness.measure([chapter], 3, jobs=2, log=lambda *_: None)
+    robustness.write(chapter, records[chapter.name])
+    summaries = robustness.by_claim(chapter)
+    assert summaries[("method.py", "n")] == {"holds": 3, "n": 3, "fragile": False,
+                                             "verdicts": {"holds": 3}}
+    assert summaries[("method.py", "even")]["fragile"]  # seeds 0, 2 hold; seed 1 does not
+    assert summaries[("method.py", "even")]["holds"] == 2
+    assert robustness.problems(chapter) == []
+    # The published notebook now shows the seeds in its boxes: it must be re-executed.
+    assert "seed record added" in " ".join(state(source).reasons)
+    runner.run([chapter], {}, progress=False, log=lambda *_: None)
+    nb = nbformat.read(chapter.path / "method.ipynb", as_version=4)
+    assert "holds in 2 of 3 seeds; fragile" in str(nb.cells)
+    assert not state(source).stale and robustness.problems(chapter) == []
+    source.write_text(source.read_text() + "\n# a change\n")
+    assert any("input changed" in p for p in robustness.problems(chapter))

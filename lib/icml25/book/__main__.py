@@ -75,15 +75,16 @@ def budgets() -> str:
 def cmd_robustness(args) -> int:
     from . import ledger
 
-    failed = 0
-    for chapter in notebooks.select(args.chapters):
-        try:
-            record = robustness.measure(chapter, args.seeds, jobs=args.jobs)
-        except (RuntimeError, ValueError) as exc:
-            print(f"{chapter.name}: {exc}", file=sys.stderr)
-            failed += 1
-            continue
-        path = robustness.write(chapter, record)
+    chapters = notebooks.select(args.chapters)
+    failed = False
+    try:
+        records = robustness.measure(chapters, args.seeds, jobs=args.jobs)
+    except RuntimeError as exc:
+        print(str(exc), file=sys.stderr)
+        records, failed = exc.records, True
+    by_name = {chapter.name: chapter for chapter in chapters}
+    for name, record in records.items():
+        path = robustness.write(by_name[name], record)
         fragile = [c["id"] for c in record["claims"] if robustness.summary(c)["fragile"]]
         print(f"written: {paths.relative(path)}"
               + (f"; fragile: {', '.join(fragile)}" if fragile else "; no claim is fragile"))

@@ -55,46 +55,63 @@ def published(chapter: notebooks.Chapter):
     return states
 
 
-def measure(chapter: notebooks.Chapter, seeds: int = 5, *, jobs: int = 2, log=print) -> dict:
-    """Run seeds ``1 .. seeds-1`` of every notebook of ``chapter``; build the record (not written).
+def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
+            log=print) -> dict[str, dict]:
+    """Run seeds ``1 .. seeds-1`` of every notebook of ``chapters``; build one record per chapter.
+
+    All executions share one pool of ``jobs`` processes (chapters and seeds are independent).
+    Returns ``{chapter name: record}`` for the chapters whose runs all succeeded (not written).
 
     Raises
     ------
     ValueError
         When ``seeds < 2`` or a published notebook is stale (seed 0 must be the published run).
     RuntimeError
-        When a seeded execution fails (the record is not written; the error names the cell).
+        When a seeded execution fails, after the others ran; the error names the notebook and
+        cell, and the records of the chapters that did not fail are attached as ``.records``.
     """
     from .runner import execute_all
 
     if seeds < 2:
         raise ValueError(f"seed robustness needs at least 2 seeds; got {seeds}")
-    states = published(chapter)
-    runs = {s.source.name: {0: _claims_of(s.record)} for s in states}
-    todo = [(s.source, {"seed": k}) for k in range(1, seeds) for s in states]
+    states = {chapter.name: published(chapter) for chapter in chapters}
+    runs = {(name, s.source.name): {0: _claims_of(s.record)}
+            for name, chapter_states in states.items() for s in chapter_states}
+    todo = [(s.source, {"seed": k}) for k in range(1, seeds)
+            for chapter_states in states.values() for s in chapter_states]
+    failed = {}
     for result in execute_all(todo, jobs=jobs, progress=False, log=log):
         if not result.ok:
-            raise RuntimeError(f"seeded run failed: {result.error}")
+            failed[result.chapter] = result.error
+            continue
         record = read_record(paths.ROOT / result.output)
-        runs[result.notebook][record["seed"]] = _claims_of(record)
-    claims = []
-    for s in states:
-        by_seed = runs[s.source.name]
-        for c in s.record["claims"]:
-            per_seed = {str(k): by_seed[k].get(c["id"]) for k in sorted(by_seed)}
-            claims.append({
-                "id": c["id"],
-                "notebook": s.source.name,
-                "kind": c.get("kind", "claim"),
-                "published": c["verdict"],
-                "seeds": per_seed,
-            })
-    return {
-        "mode": "book",
-        "seeds": list(range(seeds)),
-        "inputs": _inputs(states),
-        "claims": claims,
-    }
+        runs[(result.chapter, result.notebook)][record["seed"]] = _claims_of(record)
+    records = {}
+    for name, chapter_states in states.items():
+        if name in failed:
+            continue
+        claims = []
+        for s in chapter_states:
+            by_seed = runs[(name, s.source.name)]
+            for c in s.record["claims"]:
+                claims.append({
+                    "id": c["id"],
+                    "notebook": s.source.name,
+                    "kind": c.get("kind", "claim"),
+                    "published": c["verdict"],
+                    "seeds": {str(k): by_seed[k].get(c["id"]) for k in sorted(by_seed)},
+                })
+        records[name] = {
+            "mode": "book",
+            "seeds": list(range(seeds)),
+            "inputs": _inputs(chapter_states),
+            "claims": claims,
+        }
+    if failed:
+        error = RuntimeError("seeded run failed: " + "; ".join(failed.values()))
+        error.records = records
+        raise error
+    return records
 
 
 def write(chapter: notebooks.Chapter, record: dict) -> Path:
