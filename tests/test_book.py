@@ -132,7 +132,7 @@ def test_every_page_renders_offline(server):
             problems += [f"{page_path}: image did not load: {src}" for src in broken]
             wide = page.evaluate(  # code wider than its column: the reader must scroll sideways
                 "Array.from(document.querySelectorAll('main pre'))"
-                ".filter(e => e.scrollWidth > e.clientWidth + 2)"
+                ".filter(e => e.innerText.trim() && e.scrollWidth > e.clientWidth + 2)"
                 ".map(e => e.innerText.split('\\n').find(l => l.length > 88) || e.innerText.slice(0, 80))"
             )
             problems += [f"{page_path}: code wider than its column: {line[:100]!r}"
