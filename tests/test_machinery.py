@@ -154,6 +154,10 @@ def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
         assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["MKL_CBWR"] == "AVX2"
         assert numerics.pinned({})["OPENBLAS_CORETYPE"] == "Haswell"
     assert numerics.describe()["cpu"]
+    loose = numerics.pinned({"ICML25_PIN": "threads", "ATEN_CPU_CAPABILITY": "avx512"})
+    assert loose["ATEN_CPU_CAPABILITY"] == "avx512" and loose["OMP_NUM_THREADS"] == "1"
+    with pytest.raises(ValueError, match="ICML25_PIN must be"):
+        numerics.pinned({"ICML25_PIN": "none"})
 
 
 def test_finish_writes_the_record_where_the_runner_asks(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ noises = st.floats(0.0, 2.0)
 
 
 def test_values_quoted_for_the_paper():
-    """Eq. (15) at gamma = 0.5 and eq. (13) at theta = pi/4, as evaluated in the annotation."""
+    """Eq. (15) at gamma = 0.5 and eq. (13) at theta = pi/4, and the balance factor c."""
     gain = tt.transfer_gain_finetune(0.5, np.array([1, 2, 3]) * np.pi / 8)
     np.testing.assert_allclose(gain, [0.424, 0.207, -0.117], atol=5e-4)
     ridge = tt.risk_linear_transfer(np.pi / 4, np.array([0.0, 0.1, 0.3, 0.5]))

@@ -24,8 +24,8 @@ AVX2 is the level every x86-64 CPU of the last decade has, so a machine with AVX
 what a machine without it computes. On other architectures (arm64) only the thread counts apply,
 and figures may differ in their last digits: the claims declare how far they may move.
 
-The cost, measured on the book's 2-core AVX-512 machine, is stated in the book's
-"Re-executing the book" page.
+``ICML25_PIN=threads`` keeps only the thread counts: for experiments that compare code paths
+(e.g. ``ICML25_PIN=threads ATEN_CPU_CAPABILITY=avx512 make test``), never for publishing.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ X86 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": 
 #: Set only when the machine has not set them itself (never override a machine's choice).
 X86_IF_UNSET = {"OPENBLAS_CORETYPE": "Haswell"}
 #: Everything this module sets or records.
-NAMES = (*THREADS, *X86, *X86_IF_UNSET, "OPENBLAS_L2_SIZE")
+NAMES = (*THREADS, *X86, *X86_IF_UNSET, "OPENBLAS_L2_SIZE", "ICML25_PIN")
+#: ``threads``: pin the thread counts only, to compare code paths (``all`` is the default).
+SWITCH = "ICML25_PIN"
 
 
 def is_x86() -> bool:
@@ -54,6 +56,10 @@ def pinned(environ: dict | None = None) -> dict[str, str]:
     """
     env = dict(os.environ if environ is None else environ)
     env.update(THREADS)
+    if env.get(SWITCH) == "threads":
+        return env
+    if env.get(SWITCH, "all") != "all":
+        raise ValueError(f"{SWITCH} must be 'all' (the default) or 'threads'; got {env[SWITCH]!r}")
     if is_x86():
         env.update(X86)
         for name, value in X86_IF_UNSET.items():
