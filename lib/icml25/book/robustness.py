@@ -7,8 +7,9 @@ value under each seed, and the sha256 of every input that decides them (the note
 the method modules, the data). The claims ledger reads it and shows "holds in k of n seeds"; a
 claim whose verdict changes with the seed is **fragile**.
 
-The record is **stale** when a chapter source, method module or data file changed since, or when
-the published claims are not the ones it covers; the tests fail on a stale or missing record.
+The record is **stale** when the code of a chapter notebook (its code cells: prose does not move
+a figure), a method module or a data file changed since, or when the published claims are not the
+ones it covers; the tests fail on a stale or missing record.
 Changes to the book machinery (``icml25/book/``: formatting, recording) do not make it stale:
 a change there that moved a figure would first make the published notebooks stale.
 """
@@ -31,11 +32,30 @@ def record_path(chapter: notebooks.Chapter) -> Path:
     return chapter.path / RECORD
 
 
+#: Suffix of a notebook source's key in a record: the digest covers its code cells only.
+CODE = "#code"
+
+
+def code_digest(py: Path) -> str:
+    """sha256 of a notebook source's code cells, in order (its Markdown cells left out)."""
+    import hashlib
+
+    code = "\n\x00\n".join(notebooks.code_cells(notebooks.read_source(py)))
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def _digest(rel: str) -> str | None:
+    path = paths.ROOT / rel.removesuffix(CODE)
+    if not path.exists():
+        return None
+    return code_digest(path) if rel.endswith(CODE) else sha256_file(path)
+
+
 def _inputs(states) -> dict[str, str]:
-    """Sources and loaded inputs of the published runs, outside the book machinery."""
+    """Code of the notebooks and loaded inputs of the published runs, outside the machinery."""
     found = {}
     for s in states:
-        found[paths.relative(s.source)] = s.record.get("source_sha256", "")
+        found[paths.relative(s.source) + CODE] = code_digest(s.source)
         for rel, digest in s.record.get("inputs", {}).items():
             if not rel.startswith(MACHINERY) and not rel.endswith(RECORD):
                 found[rel] = digest
@@ -49,7 +69,9 @@ def _claims_of(record: dict) -> dict[str, dict]:
 def published(chapter: notebooks.Chapter):
     """The fresh published states of the chapter's notebooks; raise if one is stale."""
     states = [state(py) for py in chapter.notebooks]
-    stale = [paths.relative(s.source) for s in states if s.stale]
+    # A notebook stale only because of the seed record (which it displays) still ran this code.
+    stale = [paths.relative(s.source) for s in states
+             if any(RECORD not in reason for reason in s.reasons)]
     if stale:
         raise ValueError(f"re-execute first (`make run CHAPTER={chapter.name[:2]}`): stale {stale}")
     return states
@@ -134,8 +156,7 @@ def problems(chapter: notebooks.Chapter) -> list[str]:
         return [f"{chapter.name}: no {RECORD} (run `make robustness CHAPTER={chapter.name[:2]}`)"]
     found = []
     for rel, digest in record["inputs"].items():
-        path = paths.ROOT / rel
-        if not path.exists() or sha256_file(path) != digest:
+        if _digest(rel) != digest:
             found.append(f"{chapter.name}: input changed since the seeds ran: {rel}")
     states = [state(py) for py in chapter.notebooks]
     now = {(s.source.name, c["id"]) for s in states if s.record for c in s.claims}
