@@ -349,12 +349,14 @@ book.glue("risk_gap", risk_gap)
 book.glue("end_gap", end_gap)
 book.glue("coef_gap", coef_gap)
 
-# %% tags=["nbval-check-output"]
+# %%
 print(f"{'':34s}{'largest difference':>20s}{'time ratio':>14s}")
 print(f"{'scratch: flow vs numpy lstsq':34s}{risk_gap:20.1e}"
       f"{peer['flow_s'] / peer['lstsq_s']:12.1f} x (flow / lstsq)")
 print(f"{'linear transfer: ours vs sklearn':34s}{coef_gap:20.1e}"
       f"{peer['ridge_s'] / peer['ours_lt_s']:12.1f} x (Ridge loop / ours)")
+
+# %% tags=["nbval-check-output"]
 book.claim(
     "peer-lstsq",
     "scratch training by gradient flow ends within 0.01 of numpy's minimum-norm lstsq "

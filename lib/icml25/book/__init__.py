@@ -100,6 +100,7 @@ def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> 
     if len({frozenset(v) for v in names.values()}) != 1:
         raise ValueError(f"sizes must use the same names in every mode; got {names}")
     _claims.reset()
+    _claims.CURRENT_SEED = int(seed)
     rng = seed_everything(int(seed), threads)
     use_style()
     _CURRENT = Run(mode, int(seed), SimpleNamespace(**sizes[mode]), rng, time.perf_counter())

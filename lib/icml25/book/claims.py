@@ -28,7 +28,7 @@ import math
 import operator
 import os
 import textwrap
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +59,8 @@ SOURCE_ENV = "ICML25_SOURCE"
 SEEDS_FILE = "_robustness.json"
 
 _RECORDED: dict[str, "Claim"] = {}
+#: The seed of the run in progress (set by ``book.setup``).
+CURRENT_SEED: int | None = None
 _SEED_FILES: dict[str, str] = {}  # relative path → sha256 of seed records read by this run
 
 
@@ -314,8 +316,8 @@ def claim(
         atol=float(atol),
         timed=bool(timed),
         note=note,
-        seeds=_seed_summary(id),
     )
+    record = replace(record, seeds=_seed_summary(id, record.verdict))
     _RECORDED[id] = record
     _display(record)
 
@@ -328,11 +330,12 @@ def seed_summary(seeds: dict) -> dict:
             "verdicts": counts}
 
 
-def _seed_summary(claim_id: str) -> dict | None:
+def _seed_summary(claim_id: str, verdict_now: str) -> dict | None:
     """The claim's verdicts over seeds, from the chapter's committed record, when there is one.
 
     Read only when the runner says which notebook it executes (``$ICML25_SOURCE``); the record's
-    sha256 joins the run's inputs, so a new record makes the notebook stale.
+    sha256 joins the run's inputs, so a new record makes the notebook stale. This run's own seed
+    counts with this run's verdict (a timed claim may differ from the recorded one).
     """
     source = os.environ.get(SOURCE_ENV)
     if not source:
@@ -346,7 +349,11 @@ def _seed_summary(claim_id: str) -> dict | None:
     _SEED_FILES[paths.relative(path)] = sha256_file(path)
     for c in json.loads(path.read_text())["claims"]:
         if c["notebook"] == Path(source).name and c["id"] == claim_id:
-            return seed_summary(c["seeds"])
+            seeds = dict(c["seeds"])
+            if str(CURRENT_SEED) in seeds:
+                seeds[str(CURRENT_SEED)] = {**(seeds[str(CURRENT_SEED)] or {}),
+                                            "verdict": verdict_now}
+            return seed_summary(seeds)
     return None
 
 
