@@ -10,7 +10,7 @@
 """
 
 from icml25.book import numerics
-from icml25.book.claims import compare_outputs, split_outputs
+from icml25.book import claims
 
 numerics.pin_process()
 
@@ -29,11 +29,12 @@ def _patch_nbval():
     original = IPyNbCell.compare_outputs
 
     def compare_outputs(self, test, ref, skip_compare=None):
-        problems = compare_outputs(test, ref)
+        problems = claims.compare_outputs(test, ref)
         if problems:
             self.comparison_traceback = ["Claims differ from the published notebook:", *problems]
             return False
-        return original(self, split_outputs(test)[1], split_outputs(ref)[1], skip_compare)
+        return original(self, claims.split_outputs(test)[1], claims.split_outputs(ref)[1],
+                        skip_compare)
 
     compare_outputs.icml25 = True
     IPyNbCell.compare_outputs = compare_outputs

@@ -268,3 +268,19 @@ def test_a_timed_claim_may_flip_only_within_its_tolerance():
     assert claims.same_result(ref, {**ref, "value": 1.6, "verdict": "does not hold"})
     untimed = {**ref, "timed": False}
     assert claims.same_result(untimed, {**untimed, "value": 1.95, "verdict": "does not hold"})
+
+
+def test_nbval_compares_claim_cells_by_their_records():
+    from types import SimpleNamespace
+
+    from nbval.plugin import IPyNbCell  # patched by the root conftest.py, loaded by pytest
+
+    def out(value, verdict="holds"):
+        return {"output_type": "display_data", "data": {
+            claims.MIME: {"id": "a", "verdict": verdict, "value": value, "rtol": 0.01,
+                          "atol": 0}, "text/plain": f"line {value}"}}
+    cell = SimpleNamespace(parent=SimpleNamespace(skip_compare=()), colors=SimpleNamespace(
+        OKBLUE="", FAIL="", ENDC=""), comparison_traceback=[])
+    assert IPyNbCell.compare_outputs(cell, [out(1.005)], [out(1.0)]) is True
+    assert IPyNbCell.compare_outputs(cell, [out(1.0, "does not hold")], [out(1.0)]) is False
+    assert "verdict" in " ".join(cell.comparison_traceback)
