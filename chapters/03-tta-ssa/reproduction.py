@@ -4,7 +4,16 @@
 # > Through extensive experiments, we demonstrate that SSA consistently improves state-of-the-art
 # > methods in various TTA scenarios, datasets, and model architectures, establishing its
 # > effectiveness in instability and adaptability. (Lee, 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # The paper's experiments adapt ResNets on continual ImageNet-C and similar benchmarks. Ours adapt a
 # 14k-parameter CNN to a continual stream of eight corruptions of 16x16 digits, repeated for several
 # rounds, with the methods of [the method notebook](method.ipynb), all predicting before they
@@ -26,14 +35,6 @@
 # the CPU, and their figures move across CPUs (same seeds, other floating-point sums):
 # a re-execution elsewhere moved TENT's error growth by about two points. The verdicts
 # must match exactly; the tests let the error figures move by 0.03, the ratios by 0.05.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

@@ -3,7 +3,16 @@
 #
 # > Empirical results across various datasets show that our method consistently outperforms
 # > existing ones. (Sun et al., 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # Four tests on the same simulated data sets, in the same run:
 #
 # * **DCT-GMM**, the paper's test (`icml25.dct_gmm.ci_test`, phase one as in the official code);
@@ -15,14 +24,6 @@
 # Data: latent linear-Gaussian structural equations, standardised, each variable cut into 2 to 5
 # categories at random quantiles between 10% and 90%. Edge weights have magnitudes uniform on
 # [0.3, 0.8] and random signs.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

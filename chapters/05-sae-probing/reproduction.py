@@ -4,7 +4,16 @@
 # > We find that although SAE probes occasionally outperform baselines on individual datasets,
 # > they do not consistently outperform baselines [...] and adding SAE probes to a quiver of
 # > baselines does not meaningfully improve performance. (Kantamneni, Engels et al., 2025)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # The paper's four regimes, on the 20 data sets of [the method notebook](method.ipynb), at the middle
 # layer (block 3 of 6) of all-MiniLM-L6-v2:
 #
@@ -18,14 +27,6 @@
 # gradient-boosted trees on the activations (the paper's baselines; its trees are XGBoost, ours are
 # scikit-learn's histogram booster), and the SAE probe. Hyperparameters are chosen on a stratified
 # validation split of the training set; the test set of each data set is fixed and balanced.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

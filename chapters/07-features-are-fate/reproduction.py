@@ -9,12 +9,6 @@
 # > performance, especially in the low data limit. [...] we demonstrate numerically that the
 # > rigorous results we derive for the linear case also apply to nonlinear networks.
 # > (Tahir, Ganguli & Rotskoff, 2025, abstract)
-#
-# Every simulated network is trained by gradient flow of a balanced two-layer linear network
-# (`icml25.transfer_theory`, built in [the method](method.ipynb)), pretrained on the source's
-# population loss, and compared with the closed forms in the same run. The thresholds of the
-# claims were fixed from the paper's statements before the run. Equation and theorem numbers
-# follow arXiv 2410.08194v2 (not checked against the paper's full text).
 
 # %% [markdown]
 # :::{admonition} Results at a glance
@@ -23,6 +17,13 @@
 # :format: myst
 # ```
 # :::
+
+# %% [markdown]
+# Every simulated network is trained by gradient flow of a balanced two-layer linear network
+# (`icml25.transfer_theory`, built in [the method](method.ipynb)), pretrained on the source's
+# population loss, and compared with the closed forms in the same run. The thresholds of the
+# claims were fixed from the paper's statements before the run. Equation and theorem numbers
+# follow arXiv 2410.08194v2 (not checked against the paper's full text).
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

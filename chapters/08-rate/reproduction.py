@@ -4,7 +4,16 @@
 # > RATE uses LLMs to rewrite responses to produce imperfect counterfactuals examples that can be
 # > used to measure causal effects. [...] We establish the validity of the RATE procedure and show
 # > empirically that it is an effective estimator. (Reber et al., 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # The paper's semi-synthetic experiment downsamples IMDB so that the target attribute becomes more
 # and more correlated with another one, and watches the estimators drift. We do the same with the
 # review generator of [the method notebook](method.ipynb), where every review exists in all 16
@@ -22,14 +31,6 @@
 # edits are stated: it fixes typos, like GPT-4o in the paper's example. The estimators are the
 # paper's: the naive difference of means, the single rewrite and RATE, with paired standard errors
 # as in the official code.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

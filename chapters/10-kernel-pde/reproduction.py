@@ -3,7 +3,16 @@
 #
 # > In numerical experiments, we demonstrate the advantages of our method in solving several
 # > benchmark PDEs. (Xu et al., 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # Three solvers on the same grids, in the same run:
 #
 # * **SKS**, the paper's solver (`icml25.kernel_pde.solve_sks`): kernel interpolation on the grid,
@@ -16,14 +25,6 @@
 # nonlinear elliptic equation of both papers, an Allen-Cahn type equation, and a regularised Eikonal
 # equation (which adds first derivatives to the operator). Both kernel solvers use the Gaussian
 # kernel with $\ell=0.1$ and a nugget of $10^{-10}$, fixed for every grid: nothing is tuned per run.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

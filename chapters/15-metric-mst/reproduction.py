@@ -3,7 +3,16 @@
 #
 # > In practice, we find nearly optimal spanning trees for a wide range of metrics, while being
 # > orders of magnitude faster than exact algorithms. (Veldt et al., 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # The paper's experiments run its C++ code on 20,000 to 40,000 points. Here: a few thousand points
 # on two cores, the same algorithm in numpy (`icml25.metric_mst`), and four kinds of data: the
 # paper's Gaussian mixtures (Euclidean), scikit-learn's digits under cosine and Manhattan
@@ -15,14 +24,6 @@
 #
 # The headline cost is the **number of distance evaluations**, which does not depend on the
 # machine; wall times are reported as ratios and slopes.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

@@ -4,7 +4,16 @@
 # > Under this model, spectral densities with power laws on (upper and lower) tails arise through a
 # > combination of three independent factors [...] and they can be controlled with an "eigenvalue
 # > repulsion" parameter. (Hodgkinson, Wang & Mahoney, 2025, abstract)
-#
+
+# %% [markdown]
+# :::{admonition} Results at a glance
+# :class: tip
+# ```{glue:md} results_at_a_glance
+# :format: myst
+# ```
+# :::
+
+# %% [markdown]
 # The paper is a modelling paper: its claims are that the HTMP family produces power-law-looking
 # spectra from light-tailed ingredients, that its parameter $\kappa$ orders them, and that three
 # factors push $\kappa$ down. We check, at laptop scale:
@@ -15,14 +24,6 @@
 # 3. each factor in isolation: correlated data, eigenvector entropy, training temperature;
 # 4. small trained networks on scikit-learn's digits: $\hat\kappa$ and WeightWatcher's $\alpha$
 #    per layer, against the SGD temperature and the test accuracy.
-
-# %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
-# ```
-# :::
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
