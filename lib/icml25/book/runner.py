@@ -8,7 +8,9 @@
 * every kernel starts with the pinned CPU numerics of :mod:`icml25.book.numerics`, and with its
   own log quietened (its start-up warnings are not the reader's business).
 * ``jobs > 1`` runs notebooks in parallel processes, one kernel each (kernels are
-  single-threaded, so one job per core).
+  single-threaded, so one job per core); ``scheduler`` sends them to a Dask distributed cluster
+  instead (:mod:`icml25.book.executor`). Either way a worker only executes and returns the
+  notebook; this process checks its provenance against the checkout and writes it.
 """
 
 from __future__ import annotations
@@ -68,15 +70,38 @@ def _strip_execution_metadata(nb) -> None:
             cell.metadata.pop("tags")
 
 
-def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 1200) -> Result:
-    """Execute one notebook source; see the module docstring for where the result goes."""
-    import papermill
+@dataclass
+class Outcome:
+    """What one execution sends back to the process that writes files (possibly from a worker)."""
 
-    chapter = py.parent.name
+    result: Result
+    notebook: str | None = None  # the executed notebook (nbformat JSON), when every cell ran
+    partial: str | None = None  # what a failed run had executed, for _build/runs/failed/
+
+
+def target_of(py: Path, overrides: dict) -> tuple[Path, bool]:
+    """Where an execution's notebook goes, and whether that is the committed (published) one."""
     mode = overrides.get("mode", "book")
     publish = mode == "book" and not {k for k in overrides if k != "mode"}
-    tag = run_tag(mode, overrides)
-    target = py.with_suffix(".ipynb") if publish else paths.RUNS / chapter / f"{py.stem}.{tag}.ipynb"
+    if publish:
+        return py.with_suffix(".ipynb"), True
+    return paths.RUNS / py.parent.name / f"{py.stem}.{run_tag(mode, overrides)}.ipynb", False
+
+
+def run_notebook(source: str, overrides: dict, *, progress: bool = False,
+                 timeout: int = 1200) -> Outcome:
+    """Execute one notebook source in a scratch folder and return it; write nothing else.
+
+    ``source`` is the ``.py`` path relative to the repository root (so a worker on another
+    machine resolves it in its own checkout of the same commit) or absolute. This is what a pool
+    worker runs; :func:`deliver` writes the result where it belongs, in the client's checkout.
+    """
+    import papermill
+
+    py = Path(source) if Path(source).is_absolute() else paths.ROOT / source
+    chapter = py.parent.name
+    mode = overrides.get("mode", "book")
+    publish = target_of(py, overrides)[1]
     source_sha256 = sha256_file(py)  # what is executed, even if the file is edited meanwhile
     numerics.pin_process()  # the kernel inherits this process's environment
     started = time.perf_counter()
@@ -107,16 +132,14 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
             )
         except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
             seconds = time.perf_counter() - started
-            failed = paths.RUNS / "failed" / chapter / f"{py.stem}.{tag}.ipynb"
-            if out_path.exists():
-                failed.parent.mkdir(parents=True, exist_ok=True)
-                out_path.replace(failed)
             index, count = getattr(exc, "cell_index", None), getattr(exc, "exec_count", None)
             where = (f"cell {index + 1} of {len(source_nb.cells)} (In [{count}])"
                      if index is not None else "before any cell ran")
             error = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
-            return Result(chapter, py.name, mode, False, seconds, paths.relative(failed),
-                          error=f"{paths.relative(py)} {where}: {error}".strip())
+            return Outcome(
+                Result(chapter, py.name, mode, False, seconds,
+                       error=f"{paths.relative(py)} {where}: {error}".strip()),
+                partial=out_path.read_text() if out_path.exists() else None)
         finally:
             os.environ.pop(SOURCE_ENV, None)
             if previous is None:
@@ -125,50 +148,111 @@ def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 
                 os.environ[RECORD_ENV] = previous
         seconds = time.perf_counter() - started
         if not record_path.exists():
-            return Result(chapter, py.name, mode, False, seconds,
-                          error=f"{paths.relative(py)}: the last cell must call book.finish()")
+            return Outcome(Result(chapter, py.name, mode, False, seconds, error=(
+                f"{paths.relative(py)}: the last cell must call book.finish()")))
         record = json.loads(record_path.read_text())
         record["duration_s"] = round(seconds, 1)  # wall time, kernel start-up included
         record["source"] = paths.relative(py)
         record["source_sha256"] = source_sha256
         record["overrides"] = {k: v for k, v in overrides.items() if k != "mode"}
         nb = nbformat.read(out_path, as_version=4)
-        _strip_execution_metadata(nb)
-        nb.metadata["icml25"] = record
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.partial")
-        nbformat.write(nb, partial)
-        partial.replace(target)  # atomic: a reader never sees a half-written notebook
+    _strip_execution_metadata(nb)
+    nb.metadata["icml25"] = record
     held = sum(c["verdict"] == "holds" for c in record["claims"])
-    return Result(chapter, py.name, mode, True, seconds, paths.relative(target),
-                  held, len(record["claims"]))
+    return Outcome(Result(chapter, py.name, mode, True, seconds, "", held, len(record["claims"])),
+                   notebook=nbformat.writes(nb))
 
 
-def _execute_job(job):
-    py, overrides = job
-    return execute(py, overrides, progress=False)
+def _foreign_inputs(py: Path, record: dict) -> list[str]:
+    """Inputs a run recorded whose digest is not this checkout's (a worker ran other code)."""
+    found = [paths.relative(py)] if record["source_sha256"] != sha256_file(py) else []
+    for rel, digest in record.get("inputs", {}).items():
+        path = Path(rel) if Path(rel).is_absolute() else paths.ROOT / rel
+        if not path.exists() or sha256_file(path) != digest:
+            found.append(rel)
+    return found
 
 
-def execute_all(jobs_list, *, jobs: int = 1, progress: bool = True, log=print):
+def deliver(py: Path, overrides: dict, outcome: Outcome) -> Result:
+    """Write an execution's notebook where it belongs, atomically; return its :class:`Result`.
+
+    A run whose recorded inputs (source, modules, data) are not this checkout's is refused: its
+    provenance would not describe the committed code. A failed run's partial notebook goes to
+    ``_build/runs/failed/``; the committed notebook is never touched by a failure.
+    """
+    result = outcome.result
+    target, _ = target_of(py, overrides)
+    if not result.ok:
+        if outcome.partial is not None:
+            tag = run_tag(overrides.get("mode", "book"), overrides)
+            failed = paths.RUNS / "failed" / py.parent.name / f"{py.stem}.{tag}.ipynb"
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            failed.write_text(outcome.partial)
+            result.output = paths.relative(failed)
+        return result
+    record = nbformat.reads(outcome.notebook, as_version=4).metadata["icml25"]
+    foreign = _foreign_inputs(py, record)
+    if foreign:
+        result.ok = False
+        result.error = (f"{paths.relative(py)}: executed with other versions of "
+                        f"{', '.join(foreign)} than this checkout's; nothing written")
+        return result
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    partial.write_text(outcome.notebook)
+    partial.replace(target)  # atomic: a reader never sees a half-written notebook
+    result.output = paths.relative(target)
+    return result
+
+
+def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 1200) -> Result:
+    """Execute one notebook source here and write its result; see the module docstring."""
+    return deliver(py, overrides, run_notebook(_task_path(py), overrides, progress=progress,
+                                               timeout=timeout))
+
+
+def _task_path(py: Path) -> str:
+    """The source as a task names it: relative to the root when inside the checkout."""
+    return paths.relative(py)
+
+
+def execute_all(jobs_list, *, jobs: int = 1, scheduler: str | None = None,
+                progress: bool = True, log=print):
     """Execute ``[(py, overrides), ...]``; yield each :class:`Result` as it completes.
 
-    One notebook at a time in this process when ``jobs == 1`` (with a progress bar); otherwise
-    ``jobs`` worker processes, each running one kernel at a time. A failure does not stop the rest.
+    One notebook at a time in this process when ``jobs == 1`` and no scheduler is named (with a
+    progress bar); otherwise every execution is a task of one pool (:mod:`.executor`): ``jobs``
+    local processes, or the workers of the Dask cluster at ``scheduler`` (or
+    ``$ICML25_SCHEDULER``). Results are written here as they arrive; a failure, or a worker that
+    died, is reported with the notebook named and does not stop the rest.
     """
+    from concurrent.futures import as_completed
+
+    from . import executor
+
     total = len(jobs_list)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1; got {jobs}")
+    scheduler = scheduler or os.environ.get(executor.SCHEDULER_ENV) or None
+    per_chapter = {}
+    for py, _ in jobs_list:
+        per_chapter[py.parent.name] = per_chapter.get(py.parent.name, 0) + 1
+    done_in = dict.fromkeys(per_chapter, 0)
 
     def report(index, py, overrides, result):
         mode = overrides.get("mode", "book")
         status = "ok" if result.ok else "FAILED"
         extra = ", ".join(f"{k}={v}" for k, v in overrides.items() if k != "mode")
-        log(f"[{index}/{total}] {py.parent.name}/{py.name} ({mode} mode{', ' + extra if extra else ''})"
+        name = py.parent.name
+        done_in[name] += 1
+        log(f"[{index}/{total}] {name}/{py.name} ({mode} mode{', ' + extra if extra else ''})"
             f": {status} in {result.seconds:.1f} s"
-            + (f" → {result.output}" if result.ok else f"\n    {result.error}"))
+            + (f" → {result.output}" if result.ok else f"\n    {result.error}")
+            + (f"  ({name}: {done_in[name]}/{per_chapter[name]} done)"
+               if per_chapter[name] > 1 else ""))
         sys.stdout.flush()
 
-    if jobs == 1 or total <= 1:
+    if (jobs == 1 or total <= 1) and not scheduler:
         for index, (py, overrides) in enumerate(jobs_list, 1):
             log(f"[{index}/{total}] {py.parent.name}/{py.name} "
                 f"({overrides.get('mode', 'book')} mode) …")
@@ -177,21 +261,26 @@ def execute_all(jobs_list, *, jobs: int = 1, progress: bool = True, log=print):
             report(index, py, overrides, result)
             yield result
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
+    if not total:
+        return
     numerics.pin_process()
-    log(f"{total} notebook execution(s) on {jobs} parallel jobs …")
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_execute_job, job): job for job in jobs_list}
+    pool = executor.open_pool(jobs, scheduler)
+    try:
+        log(f"{total} notebook execution(s) on {pool.description} …")
+        futures = {pool.submit(run_notebook, _task_path(py), overrides): (py, overrides)
+                   for py, overrides in jobs_list}
         for index, future in enumerate(as_completed(futures), 1):
             py, overrides = futures[future]
             try:
-                result = future.result()
-            except Exception as exc:  # a worker that died: report it like a failing notebook
-                result = Result(py.parent.name, py.name, overrides.get("mode", "book"), False, 0.0,
-                                error=f"{paths.relative(py)}: worker failed: {exc!r}")
+                result = deliver(py, overrides, future.result())
+            except Exception as exc:  # a worker that died or refused: like a failing notebook
+                what = type(exc).__name__
+                result = Result(py.parent.name, py.name, overrides.get("mode", "book"), False,
+                                0.0, error=f"{paths.relative(py)}: {what} on the worker: {exc}")
             report(index, py, overrides, result)
             yield result
+    finally:
+        pool.close()
 
 
 def run(
@@ -201,6 +290,7 @@ def run(
     only_stale: bool = False,
     progress: bool = True,
     jobs: int = 1,
+    scheduler: str | None = None,
     log=print,
 ) -> list[Result]:
     """Execute the chosen chapters' notebooks; a failure does not stop the others."""
@@ -215,7 +305,8 @@ def run(
     ]
     if only_stale and not todo:
         log("Nothing is stale: every committed notebook is what its sources produce.")
-    results = list(execute_all(todo, jobs=jobs, progress=progress, log=log))
+    results = list(execute_all(todo, jobs=jobs, scheduler=scheduler, progress=progress,
+                               log=log))
     order = {(py.parent.name, py.name): i for i, (py, _) in enumerate(todo)}
     return sorted(results, key=lambda r: order[(r.chapter, r.notebook)])
 
