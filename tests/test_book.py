@@ -169,6 +169,11 @@ def test_chapter_pages_show_figures_and_numbers(server):
         text = page.inner_text("main")
         assert page.locator(".icml25-claim").count() >= 4 and "{glue" not in text
         assert "DOES NOT HOLD" not in text and "HOLDS:" not in text  # boxes, not log lines
+        page.goto(f"{server}/book/intro.html", wait_until="load")  # one card per chapter
+        cards = page.locator(".sd-card")
+        assert cards.count() == len(list(paths.CHAPTERS.glob("*/index.md")))
+        assert cards.locator("img.sd-card-img-top").count() == cards.count()
+        assert "claims hold" in page.inner_text("main")
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
         for path in pages():  # a page that makes claims shows them as verdict boxes, up front

@@ -107,6 +107,14 @@ def test_claims_ledger_is_generated_from_the_notebooks():
     assert not outdated, f"out of date: {outdated}; run `python -m icml25.book ledger`"
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_front_page_card_has_its_question_finding_and_prerequisites(chapter):
+    from icml25.book import landing
+
+    assert not landing.problems(chapter)
+    assert landing.fields(chapter)["question"].endswith("?"), "the card's question asks nothing"
+
+
 def test_toc_lists_every_chapter_notebook():
     toc = (paths.ROOT / "_toc.yml").read_text()
     for py in SOURCES:

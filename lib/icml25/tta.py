@@ -61,7 +61,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -829,3 +829,28 @@ def run_stream(method_factory: Callable[[], _TTAMethod], stream: Sequence[Domain
     history = {k: np.asarray(v, dtype=float) for k, v in method.history.items()}
     return StreamResult(method.name, [dom.label for dom in stream], errors, history,
                         np.asarray(step_round), np.asarray(step_domain), seconds, method)
+
+
+def run_streams(runs: Mapping, *, n_jobs: int = 1) -> dict:
+    """Run independent streams, spread over ``n_jobs`` processes; ``{key: StreamResult}``.
+
+    ``runs`` maps a key to ``(method_factory, stream, kwargs)``, the arguments of one
+    :func:`run_stream` call. Every run is deterministic given its own arguments (the factory
+    deep-copies its model; the batch order comes from ``seed``), so the results equal those of
+    running them one after the other. The worker processes (joblib's loky backend, which pickles
+    the factories with cloudpickle) inherit this process's environment, hence its pinned CPU
+    numerics; they are reused between calls.
+    """
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    keys = list(runs)
+    for key in keys:
+        if len(runs[key]) != 3:
+            raise ValueError(f"runs[{key!r}] must be (method_factory, stream, kwargs)")
+    if n_jobs == 1 or len(keys) < 2:
+        return {key: run_stream(f, s, **kw) for key, (f, s, kw) in runs.items()}
+    from joblib import Parallel, delayed
+
+    done = Parallel(n_jobs=int(n_jobs), backend="loky")(
+        delayed(run_stream)(f, s, **kw) for f, s, kw in (runs[k] for k in keys))
+    return dict(zip(keys, done))

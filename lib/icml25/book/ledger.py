@@ -112,11 +112,48 @@ def _count_badge(n: int, role: str) -> str:
     return f"{{{role}}}`{n}`" if n else "0"
 
 
+FAILING = "claims-that-do-not-hold"
+
+
+def _totals(counts: dict[str, dict]) -> dict:
+    return {k: sum(c[k] for c in counts.values()) for k in
+            ("claims", "holds", "fails", "inconclusive", "fragile", "checks", "checks_pass")}
+
+
+def _headline(total: dict) -> str:
+    if not total["claims"]:
+        return "No chapter has been executed yet."
+    return (f"**{total['holds']} of {total['claims']} claims hold** at the book's scale; "
+            f"{total['fails']} do not, {total['inconclusive']} are inconclusive, and "
+            f"{total['fragile']} change verdict with the seed (*fragile*). "
+            f"{total['checks_pass']} of {total['checks']} checks pass.")
+
+
+def _failing(chapters: list[notebooks.Chapter]) -> list[str]:
+    rows = [[f"[{chapter.name[:2]}](#{chapter.name})", c.statement, c.ours(), c.note]
+            for chapter in chapters for c, _ in _rows(chapter, "claim")
+            if c.verdict == "does not hold"]
+    if not rows:
+        return []
+    return [f"({FAILING})=", "## The claims that do not hold", "",
+            "Gathered from the chapters below: what we measured, and the reason the chapter "
+            "gives.", "", markdown_table(["chapter", "claim", "ours", "why"], rows), ""]
+
+
+def landing_headline(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:
+    """The ledger's headline for the front page, with links to the ledger."""
+    total = _totals(counts)
+    text = _headline(total)
+    if total["fails"]:
+        text += (f" See {{ref}}`the claims that do not hold <{FAILING}>` and "
+                 "[the whole ledger](claims.md).")
+    return text
+
+
 def ledger_page(chapters: list[notebooks.Chapter]) -> str:
     """The whole book's ledger: the summary table, then one section per chapter."""
     counts = {chapter.name: _counts(chapter) for chapter in chapters}
-    total = {k: sum(c[k] for c in counts.values()) for k in
-             ("claims", "holds", "fails", "inconclusive", "fragile", "checks", "checks_pass")}
+    total = _totals(counts)
     summary_rows = [
         [f"[{_title(ch)}](#{ch.name})", c["claims"], _count_badge(c["holds"], "bdg-success"),
          _count_badge(c["fails"], "bdg-danger"), _count_badge(c["inconclusive"], "bdg-warning"),
@@ -136,13 +173,7 @@ def ledger_page(chapters: list[notebooks.Chapter]) -> str:
             "",
             *_tables(chapter, "###"),
         ]
-    headline = (
-        f"**{total['holds']} of {total['claims']} claims hold** at the book's scale; "
-        f"{total['fails']} do not, {total['inconclusive']} are inconclusive, and "
-        f"{total['fragile']} change verdict with the seed (*fragile*). "
-        f"{total['checks_pass']} of {total['checks']} checks pass."
-        if total["claims"] else "No chapter has been executed yet."
-    )
+    headline = _headline(total)
     unseeded = [ch.name[:2] for ch in chapters if robustness.read(ch) is None]
     if unseeded and total["claims"]:
         headline += f" Seed robustness not yet run for chapter(s) {', '.join(unseeded)}."
@@ -165,30 +196,46 @@ def ledger_page(chapters: list[notebooks.Chapter]) -> str:
         markdown_table(["chapter", "claims", "hold", "do not hold", "inconclusive", "fragile",
                         "checks pass", "runtime"], summary_rows),
         "",
+        *_failing(chapters),
         *sections,
     ]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
-def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str]:
-    """Every generated file and its content."""
+def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str | bytes]:
+    """Every generated file and its content: the ledger, the chapters' tables, the landing
+    page's cards and their thumbnails (:mod:`.landing`)."""
+    from . import landing
+
     chapters = chapters if chapters is not None else notebooks.chapters()
-    files = {paths.BOOK / "claims.md": ledger_page(chapters)}
+    files: dict[Path, str | bytes] = {paths.BOOK / "claims.md": ledger_page(chapters)}
     for chapter in chapters:
         files[chapter.path / "_claims.md"] = chapter_table(chapter)
+    counts = {chapter.name: _counts(chapter) for chapter in chapters}
+    files |= landing.page(chapters, counts, landing_headline(chapters, counts))
     return files
+
+
+def _differs(path: Path, content: str | bytes) -> bool:
+    if not path.exists():
+        return True
+    return (path.read_bytes() if isinstance(content, bytes) else path.read_text()) != content
 
 
 def write() -> list[Path]:
     """Regenerate the ledger files; return those whose content changed."""
     changed = []
-    for path, text in outputs().items():
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+    for path, content in outputs().items():
+        if _differs(path, content):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
             changed.append(path)
     return changed
 
 
 def outdated() -> list[Path]:
     """Generated files that differ from what the executed notebooks say."""
-    return [p for p, text in outputs().items() if not p.exists() or p.read_text() != text]
+    return [p for p, content in outputs().items() if _differs(p, content)]

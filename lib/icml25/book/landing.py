@@ -1,0 +1,155 @@
+"""The landing page's chapter cards, generated from the chapters themselves; never edited by hand.
+
+Each card reads its chapter's ``index.md`` (the title, the first question of the paragraph
+"**The question.**", the paragraphs "**What we found.**" and "**Prerequisites.**"), the executed
+notebooks' provenance (claims held of checked, book-mode run time) and the reproduction's first
+figure, scaled down into ``book/_static/cards/NN.png``. The reading time is the chapter's prose
+at 200 words a minute plus its code at 30 lines a minute. ``python -m icml25.book ledger`` writes
+``book/_landing.md`` with the ledger; the book's front page includes it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+from pathlib import Path
+
+from . import notebooks, paths
+
+CARDS = paths.BOOK / "_static" / "cards"
+THUMB_WIDTH = 480
+FIELDS = {"question": "The question.", "finding": "What we found.",
+          "prerequisites": "Prerequisites."}
+
+
+def _paragraph(text: str, label: str) -> str | None:
+    match = re.search(rf"\*\*{re.escape(label)}\*\*(.*?)(?:\n\s*\n|\Z)", text, re.S)
+    return " ".join(match.group(1).split()) if match else None
+
+
+def _first_question(paragraph: str) -> str:
+    """The paragraph's first sentence ending in a question mark (else its first sentence)."""
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z$*])", paragraph)
+    for sentence in sentences:
+        if sentence.endswith("?"):
+            return sentence
+    return sentences[0]
+
+
+def fields(chapter: notebooks.Chapter) -> dict:
+    """``title``, ``question``, ``finding``, ``prerequisites`` of a chapter's ``index.md``
+    (``None`` where missing; :func:`problems` names what is missing)."""
+    index = chapter.path / "index.md"
+    text = index.read_text() if index.exists() else ""
+    title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), None)
+    found = {"title": title, **{key: _paragraph(text, label) for key, label in FIELDS.items()}}
+    if found["question"]:
+        found["question"] = _first_question(found["question"])
+    return found
+
+
+def problems(chapter: notebooks.Chapter) -> list[str]:
+    """What the chapter's ``index.md`` lacks for its card (the tests require none)."""
+    missing = [f"**{FIELDS[k]}**" if k in FIELDS else "a '# ' title"
+               for k, v in fields(chapter).items() if not v]
+    return [f"{chapter.name}/index.md lacks {', '.join(missing)} (the front page's card is "
+            "built from them)"] if missing else []
+
+
+def reading_minutes(chapter: notebooks.Chapter) -> int:
+    """Prose at 200 words a minute plus code at 30 lines a minute, rounded up to 5 minutes."""
+    words = len((chapter.path / "index.md").read_text().split())
+    lines = 0
+    for py in chapter.notebooks:
+        nb = notebooks.read_source(py)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                words += len(cell.source.split())
+            else:
+                lines += sum(bool(line.strip()) for line in cell.source.splitlines())
+    return 5 * math.ceil((words / 200 + lines / 30) / 5)
+
+
+def _first_figure(chapter: notebooks.Chapter) -> tuple[bytes, str] | None:
+    """The PNG and alt text of the first ``{glue:figure}`` of the reproduction (or method)."""
+    import nbformat
+
+    for py in sorted(chapter.notebooks, key=lambda p: p.stem != "reproduction"):
+        source = py.read_text()
+        match = re.search(r"```\{glue:figure\}\s+(\S+)\s*\n#\s*:alt:\s*(.+)", source)
+        executed = py.with_suffix(".ipynb")
+        if not match or not executed.exists():
+            continue
+        name, alt = match.group(1), match.group(2).strip()
+        nb = nbformat.read(executed, as_version=4)
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                glued = output.get("metadata", {}).get("scrapbook", {}).get("name")
+                if glued == name and "image/png" in output.get("data", {}):
+                    return base64.b64decode(output["data"]["image/png"]), alt
+    return None
+
+
+def thumbnail(png: bytes, width: int = THUMB_WIDTH) -> bytes:
+    """``png`` scaled to ``width`` pixels (aspect kept), as PNG bytes; deterministic."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    height = round(image.height * width / image.width)
+    out = io.BytesIO()
+    image.resize((width, height), Image.LANCZOS).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _escape(text: str) -> str:
+    return text.replace("\n", " ")
+
+
+def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
+    """One chapter's card (MyST, sphinx-design) and its thumbnail."""
+    f = {k: v or "(not yet written)" for k, v in fields(chapter).items()}
+    f["title"] = fields(chapter)["title"] or chapter.name
+    number = chapter.name[:2]
+    figure = _first_figure(chapter)
+    lines = [f"::::{{grid-item-card}} {f['title']}", f":link: /chapters/{chapter.name}/index",
+             ":link-type: doc"]
+    thumb = None
+    if figure:
+        thumb = thumbnail(figure[0])
+        lines += [f":img-top: _static/cards/{number}.png", f":img-alt: {_escape(figure[1])}"]
+    verdict = (f"{{bdg-success-line}}`{counts['holds']} of {counts['claims']} claims hold`"
+               if counts["claims"] else "{bdg-secondary-line}`not yet executed`")
+    lines += [
+        "",
+        f"**The question.** {f['question']}",
+        "",
+        f"**What we found.** {f['finding']}",
+        "",
+        f"*Prerequisites:* {f['prerequisites']}",
+        "",
+        ":::{card-footer}",
+        f"{verdict} · {reading_minutes(chapter)} min read · "
+        f"runs in {counts['runtime']:.0f} s",
+        ":::",
+        "::::",
+    ]
+    return "\n".join(lines), thumb
+
+
+def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
+         headline: str) -> dict[Path, str | bytes]:
+    """``book/_landing.md`` (the ledger's ``headline``, then the cards) and its thumbnails."""
+    files: dict[Path, str | bytes] = {}
+    cards = []
+    for chapter in chapters:
+        text, thumb = card(chapter, counts[chapter.name])
+        cards.append(text)
+        if thumb is not None:
+            files[CARDS / f"{chapter.name[:2]}.png"] = thumb
+    from .ledger import HEADER
+
+    files[paths.BOOK / "_landing.md"] = "\n".join([
+        HEADER, "", headline, "", ":::::{grid} 1 1 2 2", ":gutter: 3", "", "\n\n".join(cards), ":::::", ""])
+    return files
