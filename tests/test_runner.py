@@ -151,5 +151,9 @@ def test_seed_robustness_records_verdicts_per_seed_and_goes_stale(tree):
     prose = source.read_text().replace("# # A tiny chapter", "# # A tiny chapter, retitled")
     source.write_text(prose)  # prose does not move a figure: the seeds still stand
     assert robustness.problems(chapter) == []
-    source.write_text(prose.replace("seed % 2", "(seed + 1) % 2"))
+    # Code after the last claim (a worked solution) cannot move a claim: the seeds still stand.
+    solved = prose.replace("# %%\nbook.finish()", "# %%\nanswer = 6 * 7\n\n# %%\nbook.finish()")
+    source.write_text(solved)
+    assert robustness.problems(chapter) == []
+    source.write_text(solved.replace("seed % 2", "(seed + 1) % 2"))
     assert any("input changed" in p for p in robustness.problems(chapter))

@@ -7,8 +7,8 @@ value under each seed, and the sha256 of every input that decides them (the note
 the method modules, the data). The claims ledger reads it and shows "holds in k of n seeds"; a
 claim whose verdict changes with the seed is **fragile**.
 
-The record is **stale** when the code of a chapter notebook (its code cells: prose does not move
-a figure), a method module or a data file changed since, or when the published claims are not the
+The record is **stale** when the code of a chapter notebook (its code cells up to the last claim:
+prose and the exercises' solutions do not move a claim), a method module or a data file changed since, or when the published claims are not the
 ones it covers; the tests fail on a stale or missing record.
 Changes to the book machinery (``icml25/book/``: formatting, recording) do not make it stale:
 a change there that moved a figure would first make the published notebooks stale.
@@ -36,11 +36,24 @@ def record_path(chapter: notebooks.Chapter) -> Path:
 CODE = "#code"
 
 
+#: Tag of the cells whose outputs the tests compare: every claim cell carries it.
+CHECKED = "nbval-check-output"
+
+
 def code_digest(py: Path) -> str:
-    """sha256 of a notebook source's code cells, in order (its Markdown cells left out)."""
+    """sha256 of the code cells that can move a claim: in order, up to the last cell tagged
+    ``nbval-check-output`` (every claim cell is); all code cells when none is tagged.
+
+    Markdown cannot move a figure, and neither can code that runs after the last claim (the
+    exercises' worked solutions, the closing ``book.finish()``): editing them leaves the seeds
+    standing, while the published notebook still goes stale and is re-executed.
+    """
     import hashlib
 
-    code = "\n\x00\n".join(notebooks.code_cells(notebooks.read_source(py)))
+    cells = [c for c in notebooks.read_source(py).cells if c.cell_type == "code"]
+    checked = [i for i, c in enumerate(cells) if CHECKED in c.metadata.get("tags", [])]
+    last = checked[-1] if checked else len(cells) - 1
+    code = "\n\x00\n".join(c.source.strip() for c in cells[: last + 1])
     return hashlib.sha256(code.encode()).hexdigest()
 
 
