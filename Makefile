@@ -11,7 +11,7 @@ SEEDS ?= 5
 SCHEDULER ?= $(ICML25_SCHEDULER)
 SCHED := $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-.PHONY: help setup book html run quick paper status ledger robustness scheduler worker clean-sources test test-fast bench clean
+.PHONY: help setup book html run quick paper status ledger robustness student lab scheduler worker clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
@@ -21,6 +21,8 @@ help:
 	@echo "make robustness CHAPTER=11  re-run with seeds 0..SEEDS-1 (default 5); record verdicts"
 	@echo "make status               stale or fresh, durations and budgets, claims"
 	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
+	@echo "make student              student editions (no solutions) under _build/student/"
+	@echo "make lab CHAPTER=11       open chapter 11 in JupyterLab with the project's kernel"
 	@echo "make scheduler            start a Dask scheduler here (tcp://THIS-HOST:8786)"
 	@echo "make worker SCHEDULER=tcp://HOST:8786  serve it JOBS single-threaded workers"
 	@echo "  then: make robustness SCHEDULER=tcp://HOST:8786 (also run, book)"
@@ -70,6 +72,13 @@ scheduler: $(STAMP)
 worker: $(STAMP)
 	@test -n "$(SCHEDULER)" || { echo "usage: make worker SCHEDULER=tcp://HOST:8786 [JOBS=N]"; exit 2; }
 	cd $(CURDIR) && $(VENV)/bin/dask worker $(SCHEDULER) --nworkers $(JOBS) --nthreads 1 --name $$(hostname)
+
+student: $(STAMP)
+	$(PY) -m icml25.book student $(filter-out all,$(CHAPTER))
+
+# The .py sources open as notebooks (jupytext pairs them with the .ipynb); the kernel is .venv's.
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter-out all,$(CHAPTER)),$$(ls -d chapters/$(CHAPTER)-*/ | head -1))
 
 ledger: $(STAMP)
 	$(PY) -m icml25.book ledger

@@ -54,6 +54,10 @@ def test_no_repository_button_without_a_repository_and_the_py_source_is_offered(
     assert "repository-button" not in page and "edit-button" not in page
     assert "_sources/chapters/11-sotdd/method.py" in page
     assert (HTML / "_sources" / "chapters" / "11-sotdd" / "method.py").exists()
+    # the student edition is offered beside it, without the solutions
+    assert "download-student-button" in page
+    edition = (HTML / "_student" / "chapters" / "11-sotdd" / "method.ipynb").read_text()
+    assert "{solution" not in edition and '"student"' in edition
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

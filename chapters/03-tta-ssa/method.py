@@ -204,6 +204,8 @@ book.claim(
 # ```{exercise} What does the buffer hold?
 # :label: ex-tta-buffer
 #
+# **Level:** medium · **Time:** about 20 minutes.
+#
 # With `SteadyStateRule(lr, scale_buffer=False)` the buffer stores $g_t$ instead of $s_tg_t$.
 # Rerun the synthetic stream with both settings and compare the steps in each phase. Derive the
 # steady step in each case for a constant noise level $\sigma$.
@@ -222,6 +224,8 @@ book.claim(
 # ```{exercise} An absolute S
 # :label: ex-tta-absolute
 #
+# **Level:** easy · **Time:** about 10 minutes.
+#
 # The author's configuration uses an absolute $S=10^{-12}$, tuned to a ResNet-50 at learning
 # rate $2.5\cdot10^{-4}$. Compute the step it gives for the updates of the synthetic stream at
 # $\eta = 5\cdot10^{-3}$. What happens to the weights once the switch is taken?
@@ -239,6 +243,8 @@ book.claim(
 #
 # ```{exercise} Why only the normalisation layers?
 # :label: ex-tta-bn
+#
+# **Level:** easy · **Time:** about 10 minutes.
 #
 # Count the parameters that TENT adapts in our CNN, and those it would adapt if it trained all
 # weights. Give two reasons why online TTA methods adapt only the BatchNorm affine parameters.

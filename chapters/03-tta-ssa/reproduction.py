@@ -431,6 +431,8 @@ pd.DataFrame({name: dict(error=r.mean_error, final_drift=r.history["drift"][-1],
 # ```{exercise} A non-i.i.d. stream
 # :label: ex-tta-classorder
 #
+# **Level:** medium · **Time:** about 20 minutes.
+#
 # Run BN stats and TENT with `run_stream(..., order="class")`, which sorts every domain's images by
 # class. What happens to the error, and why does this break BatchNorm-statistics adaptation itself?
 # ```
@@ -447,6 +449,8 @@ pd.DataFrame({name: dict(error=r.mean_error, final_drift=r.history["drift"][-1],
 # ```{exercise} SSA on TENT
 # :label: ex-tta-ssa-tent
 #
+# **Level:** hard · **Time:** about 40 minutes.
+#
 # The author's code also runs SSA on the TENT loss (with the steady state taken at once). Build it
 # by subclassing `tta.SSA` with TENT's `loss`, and compare it with TENT in the hot regime.
 # ```
@@ -462,6 +466,8 @@ pd.DataFrame({name: dict(error=r.mean_error, final_drift=r.history["drift"][-1],
 #
 # ```{exercise} Where should S come from?
 # :label: ex-tta-s
+#
+# **Level:** hard · **Time:** about 45 minutes.
 #
 # Our relative $S$ is fixed at the first full buffer, inside the transient of the first domain.
 # Propose a rule that sets $S$ from a quieter stretch of the stream, implement it with

@@ -221,6 +221,8 @@ comparison.round(3)
 # ```{exercise} Latents or raw directions?
 # :label: ex-sae-direction
 #
+# **Level:** medium · **Time:** about 25 minutes.
+#
 # Replace the SAE probe's latent selection by the top-$k$ *raw* coordinates by class-mean
 # difference (no SAE), and compare on `92_glue_sst2` at 16 and 256 training examples. What does
 # the comparison say about where the SAE probe's strength comes from?
@@ -239,6 +241,8 @@ comparison.round(3)
 # ```{exercise} Sparsity and reconstruction
 # :label: ex-sae-k
 #
+# **Level:** medium · **Time:** about 30 minutes.
+#
 # Train SAEs with $k = 8, 32, 128$ (`sp.train_sae(X_all, k=...)`) and plot the fraction of
 # variance explained against $k$. Then run the SAE probe with each on `92_glue_sst2` at 16 training
 # examples.
@@ -255,6 +259,8 @@ comparison.round(3)
 #
 # ```{exercise} Leakage?
 # :label: ex-sae-leak
+#
+# **Level:** hard · **Time:** about 30 minutes.
 #
 # The SAE is trained without labels on all in-distribution texts, including each data set's test
 # texts. Argue whether this can inflate the SAE probe's test AUC, and design a check.

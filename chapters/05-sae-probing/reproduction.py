@@ -379,6 +379,8 @@ book.claim(
 # ```{exercise} The last layer
 # :label: ex-sae-layer6
 #
+# **Level:** medium · **Time:** about 20 minutes.
+#
 # Rerun the sweep at layer 6 (`LAYER = 6`, with an SAE trained on `data.rows(6)`). Does anything in
 # the verdict table change? Why might the last layer of a sentence encoder suit linear probes
 # particularly well?
@@ -396,6 +398,8 @@ book.claim(
 # ```{exercise} A fair quiver
 # :label: ex-sae-quiver
 #
+# **Level:** hard · **Time:** about 45 minutes.
+#
 # With tiny training sets the validation split has one or two examples per class, so the quiver
 # picks its probe almost at random. Replace the validation split by leave-two-out or 6-fold
 # cross-validation (as the paper does for small sets) in `sp.evaluate` and rerun the scarcity regime.
@@ -411,6 +415,8 @@ book.claim(
 #
 # ```{exercise} Where the SAE probe wins
 # :label: ex-sae-wins
+#
+# **Level:** medium · **Time:** about 20 minutes.
 #
 # List the evaluations where the SAE probe beats the best baseline on the test set
 # (`wins_oracle[wins_oracle.sae_wins]`). How many are on data sets whose best AUC is below 0.6?

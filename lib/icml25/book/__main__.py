@@ -10,6 +10,7 @@ Examples::
     python -m icml25.book robustness 11 --seeds 5  # verdicts under seeds 0-4: _robustness.json
     python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
     python -m icml25.book fingerprint            # what a Dask worker must share with the client
+    python -m icml25.book student 11             # _build/student/11-sotdd/*.ipynb, no solutions
 """
 
 from __future__ import annotations
@@ -150,6 +151,15 @@ def cmd_data(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_student(args) -> int:
+    from . import student
+
+    written = student.write(notebooks.select(args.chapters))
+    for path in written:
+        print(f"written: {paths.relative(path)}")
+    return 0
+
+
 def cmd_fingerprint(args) -> int:
     import json
 
@@ -195,6 +205,11 @@ def parser() -> argparse.ArgumentParser:
                      help="executions in parallel (default: one per core)")
     _scheduler_option(rob)
     rob.set_defaults(func=cmd_robustness)
+
+    stu = sub.add_parser("student", help="student editions (solutions replaced by empty cells) "
+                         "under _build/student/")
+    stu.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
+    stu.set_defaults(func=cmd_student)
 
     fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
                         "Dask worker must share with the client")

@@ -140,7 +140,8 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
 
 def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
          headline: str) -> dict[Path, str | bytes]:
-    """``book/_landing.md`` (the ledger's ``headline``, then the cards) and its thumbnails."""
+    """``book/_landing.md`` (the ledger's ``headline``, then the cards), its thumbnails, and
+    ``book/_course.md`` (the course guide's table)."""
     files: dict[Path, str | bytes] = {}
     cards = []
     for chapter in chapters:
@@ -150,6 +151,54 @@ def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
             files[CARDS / f"{chapter.name[:2]}.png"] = thumb
     from .ledger import HEADER
 
+    files[paths.BOOK / "_course.md"] = f"{HEADER}\n\n{course_table(chapters, counts)}\n"
     files[paths.BOOK / "_landing.md"] = "\n".join([
         HEADER, "", headline, "", ":::::{grid} 1 1 2 2", ":gutter: 3", "", "\n\n".join(cards), ":::::", ""])
     return files
+
+
+_EXERCISE = re.compile(r"\{exercise\}\s*(.*?)\n(?:#\s*:label:\s*(\S+)\n)?(?:#\s*\n)?"
+                       r"(?:#\s*\*\*Level:\*\*\s*(\w+)\s*·\s*\*\*Time:\*\*\s*about\s*(\d+))?")
+
+
+def exercises(chapter: notebooks.Chapter) -> list[dict]:
+    """The chapter's exercises in order: ``title``, ``label``, ``notebook``, ``level`` and
+    ``minutes`` (``None`` where the exercise does not state them), ``worked`` (whether its
+    solution holds code that the published run executed)."""
+    found = []
+    for py in chapter.notebooks:
+        text = py.read_text()
+        for match in _EXERCISE.finditer(text):
+            title, label, level, minutes = match.groups()
+            worked = bool(label) and re.search(
+                rf"\{{solution-start\}}\s+{re.escape(label)}\b", text) is not None
+            found.append({"title": title.strip(), "label": label, "notebook": py.stem,
+                          "level": level, "minutes": int(minutes) if minutes else None,
+                          "worked": worked})
+    return found
+
+
+def course_table(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:
+    """The course guide's table: per chapter, what it needs, how long it takes, its exercises."""
+    from .tables import markdown_table
+
+    rows = []
+    for chapter in chapters:
+        f = fields(chapter)
+        found = exercises(chapter)
+        levels = ", ".join(f"{sum(e['level'] == lv for e in found)} {lv}"
+                           for lv in ("easy", "medium", "hard")
+                           if any(e["level"] == lv for e in found))
+        minutes = sum(e["minutes"] or 0 for e in found)
+        worked = sum(e["worked"] for e in found)
+        rows.append([
+            f"[{chapter.name[:2]}](/chapters/{chapter.name}/index)",
+            f["prerequisites"] or "-",
+            f"{reading_minutes(chapter)} min",
+            f"{counts[chapter.name]['runtime']:.0f} s",
+            f"{len(found)}" + (f" ({levels})" if levels else "")
+            + (f", about {minutes} min" if minutes else ""),
+            f"{worked} of {len(found)}",
+        ])
+    return markdown_table(["chapter", "prerequisites", "reading", "book run",
+                           "exercises", "worked solutions that run"], rows)

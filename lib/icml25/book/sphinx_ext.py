@@ -5,7 +5,8 @@
   exist is worse than none.
 * "edit this page" opens a notebook's py:percent source.
 * The ``.py`` source of every chapter notebook is published beside its page and offered in the
-  download menu, next to the executed ``.ipynb``.
+  download menu, next to the executed ``.ipynb``, with the notebook's student edition (its
+  solutions replaced by empty cells, :mod:`icml25.book.student`).
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
 
@@ -83,12 +84,24 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(source.read_bytes())
     url = context["pathto"](f"_sources/{pagename}.py", 1)
+    offered = [{"type": "link", "url": url, "text": ".py", "tooltip": "The notebook's source",
+                "icon": "fas fa-code", "label": "download-py-button"}]
+    if pagename.startswith("chapters/"):
+        import nbformat
+
+        from .student import edition
+
+        student = Path(app.outdir) / "_student" / f"{pagename}.ipynb"
+        student.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(edition(source), student)
+        offered.append({
+            "type": "link", "url": context["pathto"](f"_student/{pagename}.ipynb", 1),
+            "text": "student edition", "icon": "fas fa-user-graduate",
+            "tooltip": "The notebook without its solutions, with a cell for each of yours",
+            "label": "download-student-button"})
     for button in context.get("header_buttons", []):
         if button.get("type") == "group" and "download" in str(button.get("icon", "")):
-            button["buttons"].append({
-                "type": "link", "url": url, "text": ".py", "tooltip": "The notebook's source",
-                "icon": "fas fa-code", "label": "download-py-button",
-            })
+            button["buttons"] += offered
 
 
 def setup(app):
