@@ -45,6 +45,8 @@ book: $(STAMP)
 
 html: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html
+	@if [ -x /usr/bin/chromium ]; then $(PY) -m icml25.book pdf; \
+	else echo "no /usr/bin/chromium: the chapters' PDFs are not printed (apt-get install chromium)"; fi
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
 	@echo "(or serve it: $(PY) -m http.server -d _build/html 8000)"
 

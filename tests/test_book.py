@@ -191,3 +191,19 @@ def test_chapter_pages_show_figures_and_numbers(server):
                 assert glance.count() == 1, f"{path}: no results-at-a-glance box"
                 assert glance.locator(".sd-badge").count() >= 1, f"{path}: empty glance box"
         browser.close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is installed by .ci/run")
+def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
+    from pypdf import PdfReader
+
+    from icml25.book import notebooks, printing
+
+    [chapter] = notebooks.select(["11"])
+    [pdf] = printing.write([chapter], html=HTML, log=lambda *_: None)
+    reader = PdfReader(pdf)
+    assert len(reader.pages) >= 10  # front page, method and reproduction
+    first = reader.pages[0].extract_text()
+    assert "s-OTDD" in first and "Contents" not in first  # the text, not the navigation
+    page = (HTML / "chapters" / "11-sotdd" / "reproduction.html").read_text()
+    assert "../../_pdf/11-sotdd.pdf" in page

@@ -11,6 +11,7 @@ Examples::
     python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
     python -m icml25.book fingerprint            # what a Dask worker must share with the client
     python -m icml25.book student 11             # _build/student/11-sotdd/*.ipynb, no solutions
+    python -m icml25.book pdf 11                 # _build/html/_pdf/11-sotdd.pdf, after a build
 """
 
 from __future__ import annotations
@@ -160,6 +161,13 @@ def cmd_student(args) -> int:
     return 0
 
 
+def cmd_pdf(args) -> int:
+    from . import printing
+
+    printing.write(notebooks.select(args.chapters))
+    return 0
+
+
 def cmd_fingerprint(args) -> int:
     import json
 
@@ -210,6 +218,11 @@ def parser() -> argparse.ArgumentParser:
                          "under _build/student/")
     stu.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     stu.set_defaults(func=cmd_student)
+
+    pdf = sub.add_parser("pdf", help="print each chapter's built pages into "
+                         "_build/html/_pdf/NN-name.pdf (needs the built book and Chromium)")
+    pdf.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
+    pdf.set_defaults(func=cmd_pdf)
 
     fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
                         "Dask worker must share with the client")

@@ -6,7 +6,8 @@
 * "edit this page" opens a notebook's py:percent source.
 * The ``.py`` source of every chapter notebook is published beside its page and offered in the
   download menu, next to the executed ``.ipynb``, with the notebook's student edition (its
-  solutions replaced by empty cells, :mod:`icml25.book.student`).
+  solutions replaced by empty cells, :mod:`icml25.book.student`) and the chapter's PDF
+  (:mod:`icml25.book.printing`).
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
 
@@ -99,6 +100,12 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
             "text": "student edition", "icon": "fas fa-user-graduate",
             "tooltip": "The notebook without its solutions, with a cell for each of yours",
             "label": "download-student-button"})
+        chapter = pagename.split("/")[1]
+        offered.append({
+            "type": "link", "url": context["pathto"](f"_pdf/{chapter}.pdf", 1),
+            "text": "chapter PDF", "icon": "fas fa-print",
+            "tooltip": "The whole chapter, printed (make html writes it)",
+            "label": "download-chapter-pdf-button"})
     for button in context.get("header_buttons", []):
         if button.get("type") == "group" and "download" in str(button.get("icon", "")):
             button["buttons"] += offered
