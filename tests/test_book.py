@@ -5,13 +5,10 @@ HTTP server with all other network traffic blocked, and checks that figures load
 rendered by MathJax, nothing external is requested and the console has no errors.
 """
 
-import functools
-import http.server
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -60,20 +57,13 @@ def test_no_repository_button_without_a_repository_and_the_py_source_is_offered(
     assert "{solution" not in edition and '"student"' in edition
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(build):
+    from icml25.book.printing import serve
+
     assert build.returncode == 0, "the book did not build"
-    handler = functools.partial(QuietHandler, directory=str(HTML))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve(HTML) as url:
+        yield url
 
 
 PAGES = ["index.html", "book/intro.html", "book/reexecute.html", "book/teaching.html",

@@ -32,7 +32,7 @@ import torch
 from icml25 import book, tta
 
 SIZES = {
-    "quick": dict(epochs=6, steps=600),
+    "quick": dict(epochs=4, steps=300),
     "book": dict(epochs=15, steps=1500),
     "paper": dict(epochs=30, steps=4000),
 }

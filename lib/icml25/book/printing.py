@@ -39,7 +39,8 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def _serve(html: Path):
+def serve(html: Path):
+    """Serve ``html`` on a loopback port for the duration of the block; yield its root URL."""
     handler = functools.partial(_Quiet, directory=str(html))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -69,7 +70,7 @@ def write(chapters: list[notebooks.Chapter] | None = None, *, html: Path | None 
     if not Path(chromium).exists():
         raise ValueError(f"printing needs Chromium at {chromium} (apt-get install chromium)")
     written = []
-    with _serve(html) as root, sync_playwright() as p:
+    with serve(html) as root, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page()
         page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
