@@ -19,8 +19,10 @@ from icml25.cross_learning import (
     SchneiderZimmert,
     SleepingBandit,
     TableEnvironment,
+    estimation_round_adversary,
     gaussian_bump,
     hindsight_optimum,
+    rare_context_adversary,
     simulate,
 )
 
@@ -422,6 +424,13 @@ AUCTION = FirstPriceAuction(4, 3)
         (lambda: SchneiderZimmert(epoch_length=0), "epoch_length must be a positive integer"),
         (lambda: PerContextExp3(eta=float("nan")), "eta must be a finite number"),
         (lambda: hindsight_optimum(np.ones(3)), r"shape \(\.\.\., C, K\)"),
+        (lambda: SchneiderZimmert(paired=False, coin=False), "coin=False needs paired"),
+        (lambda: SchneiderZimmert(frozen="yes"), "frozen must be True or False"),
+        (lambda: rare_context_adversary(3, 4, 10, n_rare=3), "n_rare must be smaller"),
+        (lambda: rare_context_adversary(5, 4, 10, rare_share=1.0), r"rare_share must be in"),
+        (lambda: rare_context_adversary(5, 1, 10), "at least 2 actions"),
+        (lambda: estimation_round_adversary(5, 1, 10), "at least 2 actions"),
+        (lambda: estimation_round_adversary(5, 3, 0), "horizon must be a positive integer"),
         (lambda: gaussian_bump(5, width=0), "width must be > 0"),
     ],
 )
@@ -434,3 +443,75 @@ def test_same_learner_object_twice_is_rejected():
     learner = ContextBlindExp3()
     with pytest.raises(ValueError, match="only once"):
         simulate(AUCTION, {"a": learner, "b": learner}, 10)
+
+
+# --------------------------------------------------------------------------- other readings
+
+
+def test_without_the_coin_the_first_round_of_each_pair_learns():
+    C, K, S, L = 40, 2, 16, 4
+    problem = Problem(C, K, np.ones((C, K), bool))
+    sz = SchneiderZimmert(epoch_length=L, coin=False)
+    sz.reset(problem, S, 1000, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    ones = np.ones((S, C), np.float32)
+    for _ in range(3 * L):
+        c1, c2 = rng.integers(0, C // 2, S), rng.integers(C // 2, C, S)
+        sz.policy(c1)
+        sz.update(np.zeros(S, int), ones)
+        counts_before, w_before = sz.sample_counts.copy(), sz.weights.w.copy()
+        sz.policy(c2)
+        sz.update(np.ones(S, int), ones)
+        if sz.round_in_epoch == 0:
+            continue
+        assert np.all((sz.sample_counts - counts_before)[np.arange(S), c2] == 1)
+        if sz.previous_sample is not None:
+            changed = np.abs(sz.weights.w - w_before).sum(axis=2) > 0
+            assert np.all(changed[:, 0]) and not np.any(changed[:, 1])
+
+
+def test_frozen_policy_is_constant_within_each_epoch():
+    env = FirstPriceAuction(6, 4, adversary="stationary")
+    L = 10
+    spy = Recorder(SchneiderZimmert(epoch_length=L, paired=False, frozen=True))
+    simulate(env, {"frozen": spy}, 60, n_seeds=3, seed=2)
+    full = []  # the policy of every context, reconstructed from what was shown
+    P, ctx = np.stack(spy.policies), np.stack(spy.contexts)
+    for epoch in range(6):
+        rows = slice(epoch * L, (epoch + 1) * L)
+        for s in range(3):
+            for c in np.unique(ctx[rows, s]):
+                same = P[rows, s][ctx[rows, s] == c]
+                np.testing.assert_array_equal(same, np.broadcast_to(same[0], same.shape))
+        full.append(P[rows][0])
+    assert np.abs(P[-1] - 0.25).max() > 1e-4  # it does learn, between epochs
+
+
+def test_rare_context_adversary_structure():
+    T, C, K = 80, 6, 5
+    env = rare_context_adversary(C, K, T, rare_share=0.1, n_rare=2, n_phases=4, seed=3)
+    assert env.context_probs[-2:].sum() == pytest.approx(0.1)
+    assert env.context_probs[:-2] == pytest.approx(np.full(4, 0.9 / 4))
+    losses = env.losses
+    assert set(np.unique(losses)) <= {0.0, 1.0}
+    for phase in np.split(np.arange(T), 4):
+        rare = losses[phase][:, -2:]
+        good = rare.min(axis=(0, 1)) == 0
+        assert good.sum() == 1 and np.all(rare[:, :, good] == 0)
+        assert np.all(rare[:, :, ~good] == 1)
+        common_best = losses[phase][:, :-2].mean(axis=(0, 1)).argmin()
+        assert common_best != np.flatnonzero(good)[0]
+    again = rare_context_adversary(C, K, T, rare_share=0.1, n_rare=2, n_phases=4, seed=3)
+    np.testing.assert_array_equal(again.losses, losses)
+
+
+def test_estimation_round_adversary_defeats_the_fixed_schedule_only():
+    T = 1200
+    env = estimation_round_adversary(3, 3, T)
+    pair_sums = env.losses[0::2] + env.losses[1::2]
+    assert np.all(pair_sums[:, :, 1] == 0.5) and np.all(pair_sums[:, :, 0] == 1.0)
+    result = simulate(env, {"coin": SchneiderZimmert(), "no coin": SchneiderZimmert(coin=False)},
+                      T, n_seeds=8, seed=0, n_checkpoints=1)
+    no_coin = result.fixed_regret["no coin"][:, -1].mean() / T
+    coin = result.fixed_regret["coin"][:, -1].mean() / T
+    assert no_coin > 0.15 and coin < no_coin / 2

@@ -268,49 +268,150 @@ for name, ok in checks.items():
 # ```{exercise} The label-blind special case
 # :label: ex-sotdd-blind
 #
+# **Level:** easy · **Time:** about 10 minutes.
+#
 # Which choice of the mixing vector $\psi$ turns s-OTDD into the label-blind sliced Wasserstein
 # distance? Check it numerically with `project_dataset` and a hand-made `Projections`.
 # ```
 #
-# ```{solution} ex-sotdd-blind
+# ```{solution-start} ex-sotdd-blind
 # :class: dropdown
+# ```
 #
-# $\psi = (1, 0, \dots, 0)$ keeps only $\theta^\top x$. Build
-# `Projections(theta=proj.theta, moments=proj.moments, psi=np.eye(6)[:1])` and compare
-# `project_dataset(X, y1, p)` with `X @ p.theta.T`: they are equal, so the relabelled $D_2$ is at
-# distance 0.
+# $\psi = (1, 0, \dots, 0)$ keeps only $\theta^\top x$: the label term
+# $\sum_j\psi_j\,\mathrm{MTP}_j$ vanishes. The cell keeps the directions and moment orders
+# of a fresh draw, replaces every $\psi_l$ by the first unit vector, and compares the
+# projections with $X\theta^\top$ and the distance between $D_1$ and $D_2$ with the one
+# under the original $\psi$.
+
+# %%
+from icml25.sotdd import Projections, wasserstein_1d_pp
+
+drawn = draw_projections(n_features=2, n_projections=L, n_moments=5,
+                         rng=np.random.default_rng([seed, 11]))
+blind = Projections(theta=drawn.theta, moments=drawn.moments,
+                    psi=np.tile(np.eye(6)[0], (L, 1)))
+
+
+def distance_with(p):
+    """s-OTDD between D1 and D2 (40% relabelled) for the given projections."""
+    w = wasserstein_1d_pp(project_dataset(X, y1, p), project_dataset(X, y2, p))
+    return np.sqrt(w.mean())
+
+
+gap_blind = np.abs(project_dataset(X, y1, blind) - X @ blind.theta.T).max()
+print(f"max |z(x, y) - theta^T x| with psi = e_0: {gap_blind:.1e}")
+print(f"distance(D1, D2), psi = e_0:      {distance_with(blind):.4f}")
+print(f"distance(D1, D2), psi as drawn:   {distance_with(drawn):.4f}")
+book.glue("ex_blind_drawn", distance_with(drawn))
+
+
+# %% [markdown]
+# With $\psi=e_0$ every projected point equals its feature projection, so $D_1$ and the
+# relabelled $D_2$ project to the same multiset and their distance is exactly zero, as the
+# label-blind sliced Wasserstein distance. The same directions with the drawn $\psi$ give
+# {glue:text}`ex_blind_drawn:.4f`: all the label awareness sits in $\psi_1,\dots,\psi_k$.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} Why exactly zero?
 # :label: ex-sotdd-zero
 #
+# **Level:** medium · **Time:** about 15 minutes.
+#
 # Prove that $\text{s-OTDD}(D, D)=0$ and that s-OTDD is symmetric when both datasets share the
 # projections, and explain why two *independent* draws of projections would not give 0.
 # ```
 #
-# ```{solution} ex-sotdd-zero
+# ```{solution-start} ex-sotdd-zero
 # :class: dropdown
+# ```
 #
 # With shared $(\theta,\lambda,\psi)$ the projected samples of $D$ and $D$ are the same multiset,
 # so every sorted difference is 0; $|a-b|^p=|b-a|^p$ gives symmetry. Independent draws compare
-# $z_l\sharp D$ with $z'_l\sharp D$ for different maps: a positive number in general, the
-# Monte-Carlo analogue of the non-zero self-distances reported against the OTDD code.
+# $z_l\sharp D$ with $z'_l\sharp D$ for *different* maps $z_l\neq z'_l$: each term is a
+# positive number, and their average converges to a positive limit, not to zero, as $L$
+# grows. The cell measures that floor for $D_1$ against itself and sets it beside the
+# distance between $D_1$ and $D_2$.
+
+# %%
+def self_distance_independent(n_proj, rng_seed):
+    """D1 against itself, each side with its own draw of n_proj projections."""
+    pa, pb = (draw_projections(n_features=2, n_projections=n_proj, n_moments=5,
+                               rng=np.random.default_rng([seed, rng_seed, side]))
+              for side in (0, 1))
+    w = wasserstein_1d_pp(project_dataset(X, y1, pa), project_dataset(X, y1, pb))
+    return np.sqrt(w.mean())
+
+
+shared_self = sotdd(X, y1, X, y1, n_projections=L, seed=seed)
+floor = {n_proj: self_distance_independent(n_proj, 12)
+         for n_proj in (L // 10, L, 4 * L)}
+d12 = sotdd(X, y1, X, y2, n_projections=L, seed=seed)
+print(f"shared projections, d(D1, D1):            {shared_self}")
+for n_proj, value in floor.items():
+    print(f"independent draws,  d(D1, D1), L = {n_proj:5d}:  {value:.4f}")
+print(f"shared projections, d(D1, D2 40% relabelled): {d12:.4f}")
+book.glue("ex_zero_floor", floor[L])
+book.glue("ex_zero_d12", d12)
+
+# %% [markdown]
+# With independent draws the self-distance does not shrink with $L$: it settles near
+# {glue:text}`ex_zero_floor:.3f`, larger than the distance {glue:text}`ex_zero_d12:.4f`
+# between $D_1$ and its 40%-relabelled copy measured with shared projections. Sharing the
+# draw is what makes s-OTDD a usable distance, not a Monte-Carlo nicety.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} How many moments?
 # :label: ex-sotdd-moments
+#
+# **Level:** easy · **Time:** about 10 minutes.
 #
 # Repeat the label-awareness table with `n_moments=1` (the setting of the paper's *NIST script)
 # and `n_moments=8` (the code's default). What changes, and why can one moment already separate the
 # three labels of the toy?
 # ```
 #
-# ```{solution} ex-sotdd-moments
+# ```{solution-start} ex-sotdd-moments
 # :class: dropdown
+# ```
 #
-# With one moment the label term is $\psi_1\,\mathbb E_{q_y}[(\theta^\top x)^{\lambda_1}]/\lambda_1!$,
-# a projected mean when $\lambda_1=1$. The toy's labels have distinct means, so one moment already
-# separates them; higher moments matter for labels that share a mean but differ in spread or shape.
+# The cell recomputes s-OTDD for the same relabelled copies with $k=1$, $5$ and $8$
+# moments, and divides each column by its value at 80% to compare the shapes.
+
+# %%
+moment_table = {}
+for k in (1, 5, 8):
+    moment_table[k] = np.array([
+        sotdd(X, y1, X, relabel(y1, f, np.random.default_rng(seed + 1)),
+              n_projections=L, n_moments=k, seed=seed)
+        for f in fractions])
+print(" fraction   " + "   ".join(f"k = {k}" for k in moment_table)
+      + "   |  scaled to 80%: k = 1, 5, 8")
+for i, f in enumerate(fractions):
+    print(f"  {f:.1f}    " + "  ".join(f"{v[i]:6.4f}" for v in moment_table.values())
+          + "   |  " + "  ".join(f"{v[i] / v[-1]:.2f}" for v in moment_table.values()))
+book.glue("ex_moments_k1", moment_table[1][-1])
+book.glue("ex_moments_k5", moment_table[5][-1])
+book.glue("ex_moments_k8", moment_table[8][-1])
+# P(lambda = 1) for a zero-truncated Poisson(1)
+book.glue("ex_p_lambda1", 1 / (np.e - 1))
+
+# %% [markdown]
+# All three grow with the fraction of relabelled points, with nearly the same shape once
+# scaled: the number of moments changes the scale, not the ranking (at 80%:
+# {glue:text}`ex_moments_k1:.4f` with one moment, {glue:text}`ex_moments_k5:.4f` with five,
+# {glue:text}`ex_moments_k8:.4f` with eight). With one moment the label term is
+# $\psi_1\,\mathbb E_{q_y}[(\theta^\top x)^{\lambda_1}]/\lambda_1!$, most often a projected
+# mean ($\lambda_1=1$ with probability
+# $1/(e-1)\approx$ {glue:text}`ex_p_lambda1:.2f`). The toy's labels have distinct
+# means, so one moment already separates them; higher moments matter for labels that share a
+# mean but differ in spread or shape.
+#
+# ```{solution-end}
 # ```
 
 # %%

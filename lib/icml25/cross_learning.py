@@ -74,6 +74,8 @@ __all__ = [
     "FirstPriceAuction",
     "SleepingBandit",
     "TableEnvironment",
+    "rare_context_adversary",
+    "estimation_round_adversary",
     "Learner",
     "SchneiderZimmert",
     "BalseiroOracle",
@@ -450,6 +452,81 @@ class TableEnvironment(Environment):
             yield _TableRound(self.losses[t], losses32[t], n_seeds)
 
 
+def rare_context_adversary(n_contexts: int, n_actions: int, horizon: int, *,
+                           rare_share: float = 0.05, n_rare: int = 2, n_phases: int = 4,
+                           seed=0) -> TableEnvironment:
+    r"""An oblivious adversary that puts the decisive losses on rare contexts.
+
+    The last :math:`r` = ``n_rare`` contexts are *rare* (total probability :math:`\rho` =
+    ``rare_share``, split evenly), the others common.  In each of ``n_phases`` equal phases the
+    adversary draws two distinct actions, :math:`a_{\rm com}` and :math:`a_{\rm rare}`, and
+
+    .. math:: \ell_t(c,a)\sim\begin{cases}
+              \mathrm{Bernoulli}(0.25) & c \text{ common},\ a=a_{\rm com},\\
+              \mathrm{Bernoulli}(0.75) & c \text{ common},\ a\ne a_{\rm com},\\
+              0 & c \text{ rare},\ a=a_{\rm rare},\\
+              1 & c \text{ rare},\ a\ne a_{\rm rare}.\end{cases}
+
+    A good policy plays :math:`a_{\rm rare}` in the rare contexts only, so the marginal
+    :math:`f_t(a_{\rm rare})\approx\rho` is small and its plug-in estimate from a short epoch
+    (a handful of rare contexts, sometimes none) is noisy: the importance weight
+    :math:`1/(\hat f+\gamma)` is stressed where the losses matter.  The Bernoulli draws use
+    ``seed`` and are the same in every run.
+    """
+    C = _positive_int(n_contexts, "n_contexts")
+    K = _positive_int(n_actions, "n_actions")
+    T = _positive_int(horizon, "horizon")
+    n_rare = _positive_int(n_rare, "n_rare")
+    n_phases = _positive_int(n_phases, "n_phases")
+    if n_rare >= C:
+        raise ValueError(f"n_rare must be smaller than n_contexts ({C}), got {n_rare}")
+    if K < 2:
+        raise ValueError("rare_context_adversary needs at least 2 actions")
+    rare_share = float(rare_share)
+    if not 0 < rare_share < 1:
+        raise ValueError(f"rare_share must be in (0, 1), got {rare_share!r}")
+    rng = np.random.default_rng(seed)
+    probs = np.r_[np.full(C - n_rare, (1 - rare_share) / (C - n_rare)),
+                  np.full(n_rare, rare_share / n_rare)]
+    phase = _phase_index(T, n_phases)
+    pairs = np.array([rng.choice(K, 2, replace=False) for _ in range(n_phases)])
+    common_action, rare_action = pairs[phase, 0], pairs[phase, 1]
+    means = np.full((T, K), 0.75)
+    means[np.arange(T), common_action] = 0.25
+    losses = np.empty((T, C, K))
+    losses[:, : C - n_rare] = (rng.random((T, C - n_rare, K)) < means[:, None]).astype(float)
+    losses[:, C - n_rare:] = 1.0
+    losses[np.arange(T), C - n_rare:, rare_action[:, None]] = 0.0
+    return TableEnvironment(losses, probs)
+
+
+def estimation_round_adversary(n_contexts: int, n_actions: int, horizon: int,
+                               context_probs=None) -> TableEnvironment:
+    r"""An oblivious adversary aimed at the pairing of :class:`SchneiderZimmert`.
+
+    Rounds come in pairs :math:`(2s-1, 2s)`, as the learner pairs them.  In every context,
+
+    .. math:: \ell_{2s-1}(c,\cdot)=(0,\tfrac12,1,\dots,1),\qquad
+              \ell_{2s}(c,\cdot)=(1,0,1,\dots,1).
+
+    Over a pair action 1 loses :math:`\tfrac12` and action 0 loses 1, so the best policy plays
+    action 1 everywhere.  A learner that always learns from the first round of a pair sees
+    action 0 win and plays it: regret :math:`\approx T/4`, linear.  With a fair coin the
+    learning round is an unbiased sample of the pair.
+    """
+    C = _positive_int(n_contexts, "n_contexts")
+    K = _positive_int(n_actions, "n_actions")
+    T = _positive_int(horizon, "horizon")
+    if K < 2:
+        raise ValueError("estimation_round_adversary needs at least 2 actions")
+    probs = np.full(C, 1.0 / C) if context_probs is None else context_probs
+    losses = np.ones((T, C, K))
+    losses[0::2, :, 0] = 0.0
+    losses[0::2, :, 1] = 0.5
+    losses[1::2, :, 1] = 0.0
+    return TableEnvironment(losses, probs)
+
+
 # --------------------------------------------------------------------------- learners
 
 
@@ -603,6 +680,13 @@ class SchneiderZimmert(Learner):
     contexts (our choice).  With ``paired=False`` every round learns and every round's context is
     stored.  See the module docstring for what is and is not verified against Algorithm 1.
 
+    Two further readings are options.  ``coin=False`` keeps the pairs but always lets the first
+    round of a pair learn and the second estimate: an oblivious adversary that knows the
+    schedule can then put its losses where the learner never looks
+    (:func:`estimation_round_adversary`).  ``frozen=True`` plays, during epoch :math:`e`, the
+    policy :math:`\pi_e` fixed at the epoch's start, and uses it in :math:`\hat f`; the
+    updates of the epoch accumulate in :math:`\hat L` and take effect at the next epoch.
+
     Parameters
     ----------
     eta, gamma : float, optional
@@ -611,17 +695,30 @@ class SchneiderZimmert(Learner):
         Rounds per epoch :math:`L` (even when ``paired``); default :math:`2\lceil\sqrt T\,\rceil`.
     paired : bool
         Pair rounds into (learning, estimation) steps.
+    coin : bool
+        With ``paired``, draw the learning round of each pair by a fair coin (default) or
+        always take the first.
+    frozen : bool
+        Freeze the played policy within each epoch.
     """
 
-    def __init__(self, *, eta=None, gamma=None, epoch_length=None, paired: bool = True):
+    def __init__(self, *, eta=None, gamma=None, epoch_length=None, paired: bool = True,
+                 coin: bool = True, frozen: bool = False):
         self.eta = _optional_rate(eta, "eta", allow_zero=False)
         self.gamma = _optional_rate(gamma, "gamma", allow_zero=True)
         if epoch_length is not None:
             epoch_length = _positive_int(epoch_length, "epoch_length")
             if paired and epoch_length % 2:
                 raise ValueError(f"epoch_length must be even when paired, got {epoch_length}")
+        for flag, name in ((paired, "paired"), (coin, "coin"), (frozen, "frozen")):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
+        if not paired and not coin:
+            raise ValueError("coin=False needs paired=True (the coin chooses within a pair)")
         self.epoch_length = epoch_length
         self.paired = bool(paired)
+        self.coin = bool(coin)
+        self.frozen = bool(frozen)
 
     def reset(self, problem, n_seeds, horizon, rng):
         self.eta_ = _default_eta(self.eta, 1.0, horizon, problem.n_actions)
@@ -635,15 +732,28 @@ class SchneiderZimmert(Learner):
         self.round_in_epoch = 0
         self.epoch = 0
         self._first: tuple | None = None  # (contexts, actions, feedback) of the pair's first round
+        self._freeze()
+
+    def _freeze(self):
+        """Snapshot of the weights played during the coming epoch (``frozen`` only)."""
+        if self.frozen:
+            self._frozen_w = self.weights.w.copy()
+            self._frozen_z = self.weights.w.sum(axis=1)
 
     def policy(self, contexts):
         self._contexts = contexts
+        if self.frozen:
+            w = self._frozen_w[self.rows, :, contexts].astype(float)
+            return w / w.sum(axis=1, keepdims=True)
         return self.weights.at_contexts(contexts)
 
     def marginal_estimate(self, actions):
         r""":math:`\hat f_t(A_t)=\sum_c H_{e-1}(c)\pi_t(A_t\mid c)`, shape ``(S,)``, and the
-        gathered weights (``None`` during the first epoch)."""
+        gathered weights (``None`` during the first epoch).  With ``frozen``, :math:`\pi_t` is
+        the epoch's frozen policy, while the returned weights are the live ones."""
         w, prob = self.weights.column(actions)
+        if self.frozen:
+            prob = self._frozen_w[self.rows, actions] / self._frozen_z
         if self.previous_sample is None:
             return None, w
         return np.einsum("sc,sc->s", prob, self.previous_sample), w
@@ -657,7 +767,8 @@ class SchneiderZimmert(Learner):
                 return
             c1, a1, l1 = self._first
             self._first = None
-            second_learns = self.rng.random(len(actions)) < 0.5
+            draw = self.rng.random(len(actions))
+            second_learns = draw < 0.5 if self.coin else np.zeros(len(actions), dtype=bool)
             actions = np.where(second_learns, actions, a1)
             feedback = np.where(second_learns[:, None], feedback, l1)
             stored = np.where(second_learns, c1, contexts)
@@ -679,6 +790,7 @@ class SchneiderZimmert(Learner):
             self.sample_counts = np.zeros_like(counts)
             self.round_in_epoch = 0
             self.epoch += 1
+            self._freeze()
 
 
 class PerContextExp3(Learner):

@@ -1,0 +1,255 @@
+"""VFL coresets: scores against their definitions, the protocol, objectives and bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml25 import vfl_coresets as vc
+
+lams = st.floats(1e-3, 1e3)
+seeds = st.integers(0, 2**31 - 1)
+
+
+def random_matrix(seed, n=60, d=4, scales=None):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, d))
+    return A * (scales if scales is not None else 1.0)
+
+
+# ----------------------------------------------------------------------------- ridge leverage
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, lams)
+def test_ridge_leverage_matches_qr_of_the_augmented_matrix(seed, lam):
+    A = random_matrix(seed, scales=[1, 1, 0.1, 3])
+    q, _ = np.linalg.qr(np.vstack([A, np.sqrt(lam) * np.eye(4)]))
+    np.testing.assert_allclose(vc.ridge_leverage_scores(A, lam), (q[:60] ** 2).sum(1),
+                               rtol=1e-8, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, lams)
+def test_ridge_leverages_sum_to_the_statistical_dimension(seed, lam):
+    A = random_matrix(seed)
+    tau = vc.ridge_leverage_scores(A, lam)
+    assert tau.sum() == pytest.approx(vc.statistical_dimension(A, lam), rel=1e-9)
+    assert np.all(tau >= 0) and np.all(tau < 1)
+    assert vc.statistical_dimension(A, 10 * lam) < vc.statistical_dimension(A, lam)
+
+
+def test_plain_leverage_on_a_rank_deficient_block_sums_to_the_rank():
+    A = random_matrix(1, d=3)
+    A = np.column_stack([A, A[:, 0] + A[:, 1]])  # rank 3
+    tau = vc.ridge_leverage_scores(A, 0.0)
+    assert tau.sum() == pytest.approx(3.0, rel=1e-9)
+    assert vc.party_scores(A, "leverage") == pytest.approx(tau)
+
+
+def test_unpenalised_label_column_and_the_sup_characterisation():
+    A = random_matrix(2, d=3)
+    y = A @ [1.0, -2.0, 0.5] + 0.1 * random_matrix(3, d=1)[:, 0]
+    lam = 2.0
+    aug = np.column_stack([A, y])
+    tau = vc.ridge_leverage_scores(aug, lam, penalised=[1, 1, 1, 0])
+    gram = aug.T @ aug + lam * np.diag([1, 1, 1, 0])
+    expected = np.einsum("ij,jk,ik->i", aug, np.linalg.inv(gram), aug)
+    np.testing.assert_allclose(tau, expected, rtol=1e-9)
+    # tau_i = sup_beta (a_i beta)^2 / (|A beta|^2 + lam beta' D beta), attained at G^-1 a_i
+    i = int(np.argmax(tau))
+    beta = np.linalg.solve(gram, aug[i])
+    ratio = (aug[i] @ beta) ** 2 / (np.sum((aug @ beta) ** 2)
+                                    + lam * beta[:3] @ beta[:3])
+    assert ratio == pytest.approx(tau[i], rel=1e-9)
+    scores = vc.party_scores(A, "ridge", lam, labels=y)
+    np.testing.assert_allclose(scores, np.sqrt(tau), rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- Lewis weights
+
+
+@settings(max_examples=30, deadline=None)
+@given(seeds)
+def test_l1_lewis_weights_solve_their_fixed_point_and_sum_to_d(seed):
+    A = random_matrix(seed, n=80, d=3, scales=[1, 5, 0.2])
+    w = vc.lewis_weights(A, tol=1e-12, iterations=200)
+    fixed = np.sqrt(np.einsum("ij,jk,ik->i", A, np.linalg.inv(A.T @ (A / w[:, None])), A))
+    np.testing.assert_allclose(fixed, w, rtol=1e-8)
+    assert w.sum() == pytest.approx(3.0, rel=1e-8)
+    signs = np.where(np.random.default_rng(seed).random(80) < 0.5, -1.0, 1.0)
+    np.testing.assert_allclose(vc.lewis_weights(A * signs[:, None], tol=1e-12,
+                                                iterations=200), w, rtol=1e-8)
+
+
+def test_l2_lewis_weights_are_leverage_scores():
+    A = random_matrix(4)
+    np.testing.assert_allclose(vc.lewis_weights(A, p=2), vc.ridge_leverage_scores(A, 0.0),
+                               rtol=1e-10)
+
+
+def test_augmented_lewis_weights_lose_mass_as_lambda_grows():
+    A = random_matrix(5, n=200, d=3)
+    mass = [vc.augmented_lewis_weights(A, lam).sum() for lam in (0.01, 1, 10, 100, 1e4)]
+    assert mass[0] == pytest.approx(3.0, rel=1e-3)
+    assert np.all(np.diff(mass) < 0)
+    assert mass[-1] < 0.1
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+def test_sampling_probabilities_add_the_uniform_term():
+    p = vc.sampling_probabilities([np.array([1.0, 0, 0, 0]), np.array([0, 1.0, 0, 0])])
+    np.testing.assert_allclose(p, np.array([1.25, 1.25, 0.25, 0.25]) / 3)
+
+
+def test_coreset_weights_and_bill():
+    blocks, y, _, _ = vc.rare_rows_data(2000, widths=(3, 2), seed=0)
+    core = vc.coreset(blocks, y, 100, method="ridge", lam=10.0, seed=7)
+    idx, w = core
+    assert np.all(np.diff(idx) > 0)
+    again = vc.coreset(blocks, y, 100, method="ridge", lam=10.0, seed=7)
+    assert np.array_equal(again.indices, idx) and np.array_equal(again.weights, w)
+    cdf = np.cumsum(core.probabilities)
+    draws = np.searchsorted(cdf / cdf[-1], np.random.default_rng(7).random(100), "right")
+    counts = np.bincount(draws, minlength=2000)[idx]
+    np.testing.assert_allclose(w, counts / (100 * core.probabilities[idx]))
+    # each party: n scores + its columns of the drawn rows (the label holder: + labels)
+    assert core.floats_sent.tolist() == [2000 + 3 * idx.size, 2000 + 3 * idx.size]
+    assert core.floats_full == 2000 * 6
+    uniform = vc.coreset(blocks, y, 100, method="uniform", lam=10.0, seed=7)
+    assert uniform.floats_total == 6 * uniform.indices.size
+    np.testing.assert_allclose(uniform.probabilities, 1 / 2000)
+
+
+def test_draws_follow_the_probabilities():
+    p = np.r_[0.5, 0.0, 0.25, 0.25, np.zeros(3996)]  # m may not exceed n = 4000
+    core = vc.sample_coreset(p, 4000, widths=[1], seed=0)
+    assert core.indices.tolist() == [0, 2, 3]
+    shares = core.weights * p[core.indices]  # = count / m
+    assert shares.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(shares, p[core.indices], atol=0.03)
+
+
+def test_weighted_sums_are_unbiased_over_many_coresets():
+    blocks, y, _, _ = vc.rare_rows_data(500, widths=(2, 2), seed=1)
+    X = np.hstack(blocks)
+    f = (X @ np.ones(4) - y) ** 2
+    p = vc.sampling_probabilities([vc.party_scores(b, "leverage") for b in blocks])
+    est = [np.sum(c.weights * f[c.indices])
+           for c in (vc.sample_coreset(p, 30, widths=[2, 3], seed=[3, r])
+                     for r in range(3000))]
+    est = np.array(est) / f.sum()
+    assert abs(est.mean() - 1) < 4 * est.std(ddof=1) / np.sqrt(est.size)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seeds, st.floats(0.01, 100.0))
+def test_party_scores_times_kappa_bound_the_true_ridge_leverage(seed, lam):
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((40, 2))
+    blocks = [base, -base + 0.1 * rng.standard_normal((40, 2)), rng.standard_normal((40, 1))]
+    kappa = vc.sensitivity_inflation(blocks, lam)
+    true = vc.ridge_leverage_scores(np.hstack(blocks), lam)
+    party = sum(vc.ridge_leverage_scores(b, lam) for b in blocks)
+    assert np.all(true <= kappa * party * (1 + 1e-8))
+    assert 1 - 1e-9 <= kappa <= 1 + max(np.linalg.norm(b, 2) ** 2 for b in blocks) / lam
+
+
+# ----------------------------------------------------------------------------- objectives
+
+
+def test_fits_minimise_the_stated_objectives():
+    blocks, y, _, _ = vc.rare_rows_data(400, widths=(3, 3), seed=2)
+    X = np.hstack(blocks)
+    w = np.random.default_rng(0).uniform(0.5, 2, 400)
+    lam = 3.0
+    beta = vc.fit_ridge(X, y, lam, w)
+    closed = np.linalg.solve(X.T @ (w[:, None] * X) + lam * np.eye(6), X.T @ (w * y))
+    np.testing.assert_allclose(beta, closed, rtol=1e-8)
+    _, yl, _, _ = vc.rare_rows_data(400, widths=(3, 3), task="logistic", seed=2)
+    beta = vc.fit_logistic(X, yl, lam, w)
+    margin = yl * (X @ beta)
+    grad = -X.T @ (w * yl / (1 + np.exp(margin))) + 2 * lam * beta
+    assert np.abs(grad).max() < 1e-5
+    base = vc.logistic_objective(X, yl, beta, lam, w)
+    for step in np.eye(6) * 1e-3:
+        assert vc.logistic_objective(X, yl, beta + step, lam, w) > base
+
+
+def test_gap_study_gaps_are_non_negative_and_shaped():
+    blocks, y, _, _ = vc.rare_rows_data(1000, widths=(2, 2), seed=3)
+    out = vc.gap_study(blocks, y, task="ridge", methods=("uniform", "ridge"),
+                       sizes=(50, 200), lam=5.0, reps=3)
+    assert out["gaps"].shape == (2, 2, 3)
+    assert np.all(out["gaps"] >= -1e-10)
+    assert out["probabilities"].shape == (2, 1000)
+    assert out["floats_full"] == 1000 * 5
+
+
+def test_median_ratio_interval_brackets_the_ratio():
+    rng = np.random.default_rng(0)
+    a, b = rng.exponential(2.0, 50), rng.exponential(1.0, 50)
+    value, (lo, hi) = vc.median_ratio(a, b, seed=1)
+    assert lo < value < hi
+    assert value == pytest.approx(np.median(a) / np.median(b))
+    assert vc.bootstrap_medians(a, b, boot=100).shape == (100, 2)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(method="magic"), "method must be one of"),
+    (dict(m=0), "m must be between 1"),
+    (dict(m=101), "m must be between 1"),
+    (dict(m=2.5), "m must be an integer"),
+    (dict(lam=-1.0), "lam must be a finite non-negative"),
+    (dict(method="ridge", lam=0.0), "lam must be a finite positive"),
+    (dict(lam=float("nan")), "lam must be"),
+])
+def test_coreset_rejects_bad_arguments(kwargs, message):
+    blocks, y, _, _ = vc.rare_rows_data(100, widths=(2, 2), seed=0)
+    args = dict(m=10, method="leverage", lam=1.0) | kwargs
+    m = args.pop("m")
+    with pytest.raises(ValueError, match=message):
+        vc.coreset(blocks, y, m, **args)
+
+
+def test_coreset_rejects_bad_data():
+    blocks, y, _, _ = vc.rare_rows_data(100, widths=(2, 2), seed=0)
+    with pytest.raises(ValueError, match="same rows"):
+        vc.coreset([blocks[0], blocks[1][:50]], y, 10, method="uniform", lam=1.0)
+    bad = blocks[0].copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        vc.coreset([bad, blocks[1]], y, 10, method="leverage", lam=1.0)
+    with pytest.raises(ValueError, match="length 100"):
+        vc.coreset(blocks, y[:99], 10, method="leverage", lam=1.0)
+    with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
+        vc.coreset(blocks, y, 10, method="lewis", lam=1.0)
+    with pytest.raises(ValueError, match="non-empty list"):
+        vc.coreset([], y, 10, method="uniform", lam=1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        vc.coreset([blocks[0][:, 0], blocks[1]], y, 10, method="uniform", lam=1.0)
+
+
+def test_kernels_reject_bad_input():
+    A = random_matrix(0)
+    with pytest.raises(ValueError, match="p must be in"):
+        vc.lewis_weights(A, p=5)
+    with pytest.raises(ValueError, match="penalised"):
+        vc.ridge_leverage_scores(A, 1.0, penalised=[1, 1])
+    with pytest.raises(ValueError, match="non-negative vector summing to 1"):
+        vc.sample_coreset(np.full(10, 0.2), 3, widths=[1])
+    with pytest.raises(ValueError, match="scores must be finite"):
+        vc.sampling_probabilities([np.array([1.0, -1.0])])
+    with pytest.raises(ValueError, match="task must be"):
+        vc.rare_rows_data(100, task="poisson")
+    with pytest.raises(ValueError, match="n must be an integer"):
+        vc.gaussian_data(1)
+    with pytest.raises(ValueError, match="positive"):
+        vc.augmented_lewis_weights(A, 0.0)
+    with pytest.raises(ValueError, match="at least two"):
+        vc.median_ratio([1.0], [1.0, 2.0])
