@@ -60,17 +60,30 @@ def budgets() -> str:
     """
     from .staleness import read_record, state
 
+    def busy(records) -> bool:
+        """Was any run measured while more processes wanted a core than there were cores?"""
+        for record in records:
+            load = (record or {}).get("load")
+            if load and max(load["before"], load["after"]) > load["cores"] + 0.5:
+                return True
+        return False
+
+    def cell(seconds, budget, records) -> str:
+        text = f"{seconds:.0f} s" + ("" if seconds <= budget else " OVER")
+        return text + (" (measured on a busy machine)" if busy(records) else "")
+
     rows = []
     for chapter in notebooks.chapters():
-        book_s = sum(state(py).duration or 0 for py in chapter.notebooks)
+        book = [state(py).record for py in chapter.notebooks]
+        book_s = sum((r or {}).get("duration_s", 0) for r in book)
         quick = [paths.RUNS / chapter.name / f"{py.stem}.quick.ipynb" for py in chapter.notebooks]
-        quick_s = (sum((read_record(q) or {}).get("duration_s", 0) for q in quick)
-                   if all(q.exists() for q in quick) else None)
+        quick_records = [read_record(q) for q in quick if q.exists()]
+        quick_s = (sum((r or {}).get("duration_s", 0) for r in quick_records)
+                   if len(quick_records) == len(quick) else None)
         rows.append([
             chapter.name,
-            f"{book_s:.0f} s" + ("" if book_s <= BOOK_BUDGET_S else " OVER"),
-            "not run" if quick_s is None
-            else f"{quick_s:.0f} s" + ("" if quick_s <= QUICK_BUDGET_S else " OVER"),
+            cell(book_s, BOOK_BUDGET_S, book),
+            "not run" if quick_s is None else cell(quick_s, QUICK_BUDGET_S, quick_records),
         ])
     return markdown_table(
         ["chapter", f"book mode (budget {BOOK_BUDGET_S} s)",

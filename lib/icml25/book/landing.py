@@ -60,7 +60,8 @@ def problems(chapter: notebooks.Chapter) -> list[str]:
 
 def reading_minutes(chapter: notebooks.Chapter) -> int:
     """Prose at 200 words a minute plus code at 30 lines a minute, rounded up to 5 minutes."""
-    words = len((chapter.path / "index.md").read_text().split())
+    index = chapter.path / "index.md"
+    words = len(index.read_text().split()) if index.exists() else 0
     lines = 0
     for py in chapter.notebooks:
         nb = notebooks.read_source(py)

@@ -104,6 +104,7 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
     publish = target_of(py, overrides)[1]
     source_sha256 = sha256_file(py)  # what is executed, even if the file is edited meanwhile
     numerics.pin_process()  # the kernel inherits this process's environment
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="icml25-run-") as tmp:
         source_nb = notebooks.read_source(py)
@@ -152,6 +153,9 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
                 f"{paths.relative(py)}: the last cell must call book.finish()")))
         record = json.loads(record_path.read_text())
         record["duration_s"] = round(seconds, 1)  # wall time, kernel start-up included
+        # How busy the machine was: a duration measured under load says little about a budget.
+        record["load"] = {"cores": os.cpu_count(), "before": round(load_before, 2),
+                          "after": round(os.getloadavg()[0], 2)}
         record["source"] = paths.relative(py)
         record["source_sha256"] = source_sha256
         record["overrides"] = {k: v for k, v in overrides.items() if k != "mode"}
