@@ -475,7 +475,6 @@ def test_frozen_policy_is_constant_within_each_epoch():
     L = 10
     spy = Recorder(SchneiderZimmert(epoch_length=L, paired=False, frozen=True))
     simulate(env, {"frozen": spy}, 60, n_seeds=3, seed=2)
-    full = []  # the policy of every context, reconstructed from what was shown
     P, ctx = np.stack(spy.policies), np.stack(spy.contexts)
     for epoch in range(6):
         rows = slice(epoch * L, (epoch + 1) * L)
@@ -483,7 +482,6 @@ def test_frozen_policy_is_constant_within_each_epoch():
             for c in np.unique(ctx[rows, s]):
                 same = P[rows, s][ctx[rows, s] == c]
                 np.testing.assert_array_equal(same, np.broadcast_to(same[0], same.shape))
-        full.append(P[rows][0])
     assert np.abs(P[-1] - 0.25).max() > 1e-4  # it does learn, between epochs
 
 

@@ -38,8 +38,8 @@ from icml25 import cross_learning as cl
 SIZES = {
     "quick": dict(values=20, bids=10, horizon=300, seeds=4, horizon_ex=300, seeds_ex=4,
                   draws_ex=20_000),
-    "book": dict(values=20, bids=10, horizon=2000, seeds=20, horizon_ex=2000, seeds_ex=16,
-                 draws_ex=200_000),
+    "book": dict(values=20, bids=10, horizon=2000, seeds=20, horizon_ex=2000,
+                 seeds_ex=16, draws_ex=200_000),
     "paper": dict(values=20, bids=10, horizon=20000, seeds=100, horizon_ex=20000,
                   seeds_ex=100, draws_ex=2_000_000),
 }
@@ -73,7 +73,9 @@ COLOURS = {"reconstruction": book.PALETTE[0], "oracle": book.PALETTE[2],
 
 # %%
 auction = cl.FirstPriceAuction(size.values, size.bids, adversary="stationary")
-one_round = next(auction.rounds(1, 1, np.random.default_rng([seed, 1])))
+# the first round whose competing bid is in the middle of the range
+one_round = next(r for r in auction.rounds(1, 200, np.random.default_rng([seed, 1]))
+                 if 0.3 <= r.competing[0] <= 0.6)
 table = one_round.table()[0]  # (C, K)
 played_bid = int(np.searchsorted(auction.bids, one_round.competing[0]))
 book.glue("m_t", float(one_round.competing[0]))
@@ -92,6 +94,7 @@ ax.axvspan(auction.bids[played_bid] - 0.5 / size.bids,
 ax.axvline(one_round.competing[0], color="white", ls=":", lw=1)
 ax.set_xlabel("bid $b$ (action)")
 ax.set_ylabel("value $v$ (context)")
+ax.grid(False)
 ax.set_title("losses of one round; the framed column is revealed", fontsize=9)
 fig.colorbar(image, ax=ax, label=r"$\ell_t(v,b)$")
 ax = axes[1]
@@ -101,6 +104,7 @@ ax.set_xlabel(r"$\nu(v)$")
 ax.set_ylabel("value $v$")
 ax.set_title("the value distribution", fontsize=9)
 book.show_figure(fig, "fig_auction")
+
 
 # %% [markdown]
 # ```{glue:figure} fig_auction
@@ -299,6 +303,7 @@ print(f"per context:     mean {X.mean():6.3f}, variance {X.var():7.1f} "
 print(f"cross-learning:  mean {Y.mean():6.3f}, variance {Y.var():7.1f} "
       f"(theory {K_ex - 1})")
 book.glue("ex_var_ratio", X.var() / Y.var())
+
 
 # %% [markdown]
 # The simulated variances differ by a factor {glue:text}`ex_var_ratio:.0f`, close to

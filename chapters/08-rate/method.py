@@ -189,6 +189,7 @@ pushy_estimates = rate.effects_from_table(table, reviews, codes, pushy, run.rng)
 biased = pushy_estimates.estimate[("RATE", "ATE")]
 book.glue("pushy_bias", biased - truth["ATE"])
 
+
 # %% [markdown]
 # With the lengthening rewriter RATE's ATE on the same sample is off by
 # {glue:text}`pushy_bias:+.3f`, the reward's taste for length times the share of short reviews.
@@ -198,59 +199,180 @@ book.glue("pushy_bias", biased - truth["ATE"])
 # ```{exercise} Single rewrite: biases of opposite sign
 # :label: ex-rate-single
 #
+# **Level:** medium · **Time:** about 20 minutes.
+#
 # Write the single rewrite's bias on the ATT, the ATU and the ATE in terms of the typo penalty $c$
 # (the reward gained by fixing a review's typos, taken constant) and $P(\text{typos}\mid W=w)$.
 # Show that with equal typo rates in both groups ($\phi=0$) the ATE is unbiased although the ATT
 # and the ATU are not, and check the formula on the table above.
 # ```
 #
-# ```{solution} ex-rate-single
+# ```{solution-start} ex-rate-single
 # :class: dropdown
+# ```
 #
 # For $W=1$ the contrast is $R(y) - R(\text{Re}(y,0))$; a typo'd $y$ loses $c$ against its clean
 # rewrite, so the bias is $-c\,P(\text{typos}\mid W=1)$. For $W=0$ the contrast is
 # $R(\text{Re}(y,1)) - R(y)$, biased by $+c\,P(\text{typos}\mid W=0)$. The ATE's bias is
 # $c\,[\,n_0 P(\text{typos}\mid W=0) - n_1 P(\text{typos}\mid W=1)\,]/n$, zero when the two typo
-# rates are equal and the groups balanced. Here the rates are $0.9$ and $0.1$, so the ATT's bias is
-# about nine times the ATU's, with the opposite sign. The penalty $c$ is not constant (it depends
-# on the review's length and on how many words the typos hit, and the clean $W=0$ reviews that are
-# rewritten differ from the typo'd $W=1$ ones), so the ratio in the table is only roughly nine.
+# rates are equal and the groups balanced. The cell measures the bias on the sample above and
+# on a sample with $\phi=0$, and sets beside it the formula with the exact penalty of every
+# review and with one constant $c$ (the mean penalty).
+
+# %%
+def single_bias_check(reviews_, codes_, rng):
+    """Measured single-rewrite bias; the formula with exact and constant penalty."""
+    w_ = rate.get(codes_, "sentiment")
+    typo = rate.get(codes_, "typos")
+    flipped = rate.with_value(codes_, "sentiment", ~w_)  # the true counterfactual
+    penalty = (table[reviews_, rate.with_value(flipped, "typos", 0)]
+               - table[reviews_, flipped])  # reward gained by fixing its typos
+    est = rate.effects_from_table(table, reviews_, codes_, fixer, rng)
+    true_ = rate.true_effects(table, "sentiment", None, reviews_, codes_)
+    c_bar = penalty[typo].mean()
+    rows_ = {}
+    for target, group, sign in (("ATT", w_, -1), ("ATU", ~w_, +1)):
+        rows_[target] = (est.estimate[("single rewrite", target)] - true_[target],
+                         sign * np.mean(typo[group] * penalty[group]),
+                         sign * c_bar * typo[group].mean())
+    n1 = w_.mean()
+    rows_["ATE"] = tuple(n1 * a + (1 - n1) * b
+                         for a, b in zip(rows_["ATT"], rows_["ATU"]))
+    return rows_
+
+
+single_rng = np.random.default_rng([seed, 81])
+single_checks = {"phi = 0.8 (above)": single_bias_check(reviews, codes, single_rng)}
+reviews_0, codes_0 = rate.sample(pool.size, size.n, rate.design("sentiment", phi=0.0),
+                                 single_rng)
+single_checks["phi = 0"] = single_bias_check(reviews_0, codes_0, single_rng)
+for label, rows_ in single_checks.items():
+    print(f"{label}: target   measured bias   formula, exact c   formula, constant c")
+    for target, (measured, exact_c, const_c) in rows_.items():
+        print(f"{'':18s}{target}   {measured:+13.4f}   {exact_c:+16.4f}   "
+              f"{const_c:+19.4f}")
+book.glue("ex_single_att0", single_checks["phi = 0"]["ATT"][0])
+book.glue("ex_single_ate0", single_checks["phi = 0"]["ATE"][0])
+
+# %% [markdown]
+# With the exact penalty of each review the formula reproduces the measured biases to the
+# last digit: on an additive reward the single rewrite's error *is* the typo fix. The
+# constant-$c$ version is close but not exact: the penalty is a share of the words, so it
+# depends on the review's length and on how many words the typos hit. At $\phi=0$ the ATT is
+# still biased ({glue:text}`ex_single_att0:+.4f`) while the ATE's bias is
+# {glue:text}`ex_single_ate0:+.4f`: the two groups' errors, of opposite signs, cancel up to
+# the sample's imbalance in group sizes and typo rates.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} A forgetful rewriter
 # :label: ex-rate-coin
+#
+# **Level:** medium · **Time:** about 20 minutes.
 #
 # `RuleRewriter("sentiment", fix_typos=q, consistent=False)` fixes a review's typos with
 # probability $q$, independently at each call. Derive RATE's bias on the ATT as a function of $q$,
 # and check it numerically on the sample above for $q = 0.25, 0.5, 0.75$.
 # ```
 #
-# ```{solution} ex-rate-coin
+# ```{solution-start} ex-rate-coin
 # :class: dropdown
+# ```
 #
 # A typo'd $W=1$ review stays typo'd after the first rewrite with probability $1-q$; the second
 # rewrite then fixes it with probability $q$. Only in that case do the two rewritten texts differ in
 # typos, and the clean one is on the plus side, so the bias is $+\bar c\,q(1-q)\,P(\text{typos}\mid
-# W=1)$, zero at $q\in\{0,1\}$ and largest at $q=1/2$ (half the single rewrite's bias there).
+# W=1)$, zero at $q\in\{0,1\}$ and largest at $q=1/2$. The cell averages RATE's ATT error
+# over 20 draws of the coins on the sample above and compares it with the formula, $\bar c$
+# the mean penalty of the typo'd $W=1$ reviews.
+
+# %%
+w_s = rate.get(codes, "sentiment")
+typo_s = rate.get(codes, "typos")
+penalty_s = table[reviews, rate.with_value(codes, "typos", 0)] - table[reviews, codes]
+c_typo_w1 = np.mean(typo_s[w_s] * penalty_s[w_s])  # = c_bar * P(typos | W = 1)
+print("   q   RATE ATT bias (mean of 20 draws)   formula q(1-q) c P(typos|W=1)")
+coin_bias = {}
+for q in (0.25, 0.5, 0.75):
+    forgetful = rate.RuleRewriter("sentiment", fix_typos=q, consistent=False)
+    errors = [rate.effects_from_table(table, reviews, codes, forgetful,
+                                      np.random.default_rng([seed, 82, k])
+                                      ).estimate[("RATE", "ATT")] - truth["ATT"]
+              for k in range(20)]
+    coin_bias[q] = np.mean(errors)
+    print(f"{q:4.2f}   {coin_bias[q]:+32.4f}   {q * (1 - q) * c_typo_w1:+31.4f}")
+book.glue("ex_coin_half", coin_bias[0.5])
+book.glue("ex_coin_formula", 0.25 * c_typo_w1)
+
+# %% [markdown]
+# At $q=1/2$ RATE's ATT is off by {glue:text}`ex_coin_half:+.4f` on average against
+# {glue:text}`ex_coin_formula:+.4f` from the formula; the residual difference is the
+# Monte-Carlo error of 20 draws of the coins. The bias is symmetric in $q$ and $1-q$: a
+# rewriter that fixes typos a quarter of the time is as harmful as one that fixes them three
+# quarters of the time.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} Bring your own rewriter
 # :label: ex-rate-llm
+#
+# **Level:** medium · **Time:** about 25 minutes.
 #
 # `rate.estimate(w, r_obs, r_once, r_twice)` needs only rewards. Sketch how an LLM rewriter would
 # plug in (which texts to send, which to score), and how you would check, on a few hundred examples,
 # whether its artefact depends on the direction of the rewrite.
 # ```
 #
-# ```{solution} ex-rate-llm
+# ```{solution-start} ex-rate-llm
 # :class: dropdown
+# ```
 #
 # For each response send "rewrite to $1-w$", score the result ($r_\text{once}$), send that back with
 # "rewrite to $w$" and score it ($r_\text{twice}$). To probe direction dependence, measure off-target
 # features of both rewrites (length, typo count, formality markers) against the originals:
-# $\text{Re}(\cdot,1)$ and $\text{Re}(\cdot,0)$ should change them by the same amount. A reward
-# model that is known to ignore the attribute (e.g. shuffled labels) gives a null check: RATE should
-# find no effect.
+# $\text{Re}(\cdot,1)$ and $\text{Re}(\cdot,0)$ should change them by the same amount. The cell
+# runs that audit on 300 reviews of the sample with two rule rewriters standing in for the
+# LLM, the typo fixer and the one that lengthens when it writes positive, and adds the null
+# check: a reward that ignores sentiment (each version scored as its negative twin), on which
+# RATE must find no effect.
+
+# %%
+audit = slice(0, 300)
+r_a, c_a = reviews[audit], codes[audit]
+print("rewriter      direction   short ones lengthened   typo'd ones fixed")
+for name, rewriter in (("typo fixer", fixer), ("lengthening", pushy)):
+    for value in (1, 0):
+        to_rewrite = rate.get(c_a, "sentiment") != value  # rewrite only the others
+        before = c_a[to_rewrite]
+        after = rewriter(r_a[to_rewrite], before, value,
+                         np.random.default_rng([seed, 83]))
+        short, typoed = ~rate.get(before, "length"), rate.get(before, "typos")
+        lengthened = np.mean(rate.get(after, "length")[short])
+        fixed = np.mean(~rate.get(after, "typos")[typoed])
+        print(f"{name:12s}  to W = {value}   {lengthened:21.2f}   {fixed:17.2f}")
+null_table = table[:, rate.with_value(np.arange(rate.N_VERSIONS), "sentiment", 0)]
+w_a, once_a, twice_a = rate.rewrites(r_a, c_a, fixer, np.random.default_rng([seed, 84]))
+null_est = rate.estimate(w_a, null_table[r_a, c_a], null_table[r_a, once_a],
+                         null_table[r_a, twice_a])
+print("reward blind to sentiment: RATE ATE = "
+      f"{null_est.estimate[('RATE', 'ATE')]:+.4f}, "
+      f"naive ATE = {null_est.estimate[('naive', 'ATE')]:+.4f}")
+book.glue("ex_llm_null_naive", null_est.estimate[("naive", "ATE")])
+
+# %% [markdown]
+# The audit separates the two rewriters at once: both fix every typo'd review in both
+# directions, but the lengthening rewriter lengthens short reviews only when it writes
+# $W=1$, the direction dependence that biases RATE. (Measure each artefact on the reviews
+# it can touch: the raw share of changed typos differs between directions only because
+# positive reviews are typo'd more often in this sample.) On the reward that
+# ignores sentiment RATE returns 0, while the naive contrast reports
+# {glue:text}`ex_llm_null_naive:+.4f`, the typo confounding. With an LLM the same three
+# measurements need only a feature extractor for the off-target attributes and the reward
+# model's scores.
+#
+# ```{solution-end}
 # ```
 
 # %%

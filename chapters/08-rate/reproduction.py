@@ -573,6 +573,7 @@ book.glue("null_clean", clean_truth(lexicon, "formality"))
 book.glue("pushy_gap", pushy_gap)
 book.glue("null_se", null["RATE s.e."])
 
+
 # %% [markdown]
 # For the null-like attribute the naive estimate reports an effect of {glue:text}`null_naive:+.3f`
 # (formal reviews are typo'd less often here, and typos cost reward), while RATE lands
@@ -609,22 +610,76 @@ book.glue("null_se", null["RATE s.e."])
 # ```{exercise} How many samples does the naive test need to be fooled?
 # :label: ex-rate-power
 #
+# **Level:** medium · **Time:** about 20 minutes.
+#
 # At $\phi=0.5$ the naive interval misses the truth in most samples of {glue:text}`cover_n`
 # reviews. Using the bias and standard error from the tables above, predict its coverage at
 # $n=100$ and $n=5000$, then check with `rate.estimate`.
 # ```
 #
-# ```{solution} ex-rate-power
+# ```{solution-start} ex-rate-power
 # :class: dropdown
+# ```
 #
 # The coverage of a normal interval with bias $b$ and standard error $s$ is
-# $\Phi(1.96 - b/s) - \Phi(-1.96 - b/s)$. The bias does not depend on $n$ and $s\propto 1/\sqrt n$,
-# so the coverage improves at small $n$ (wide intervals hide the bias) and collapses to zero at
-# large $n$. Bias is a problem that more data makes worse, not better.
+# $\Phi(1.96 - b/s) - \Phi(-1.96 - b/s)$. The bias does not depend on $n$ and
+# $s\propto 1/\sqrt n$. The cell estimates $b$ and $s$ from samples of {glue:text}`cover_n`
+# reviews (lexicon reward, $\phi=0.5$), predicts the coverage at each $n$, and checks it on
+# {glue:text}`ex_pow_reps` fresh samples per $n$.
+
+# %%
+def naive_runs(n, reps, key):
+    """Naive ATE estimate and standard error over `reps` samples of n reviews."""
+    out = []
+    for r in range(reps):
+        rng = np.random.default_rng([seed, key, n, r])
+        reviews, codes = rate.sample(len(lexicon), n, mid, rng)
+        est = rate.effects_from_table(lexicon, reviews, codes, fixer, rng)
+        out.append((est.estimate[("naive", "ATE")], est.se[("naive", "ATE")]))
+    return np.array(out)
+
+
+pow_reps = max(20, size.cover_reps // 5)
+truth_mid = rate.true_effects(lexicon, "sentiment", mid)["ATE"]
+reference_runs = naive_runs(size.cover_n, pow_reps, 90)
+b_naive = reference_runs[:, 0].mean() - truth_mid
+s_ref = reference_runs[:, 1].mean()
+print(f"bias b = {b_naive:+.4f}, standard error s = {s_ref:.4f} "
+      f"at n = {size.cover_n}")
+print("    n   predicted coverage   simulated coverage")
+pow_rows = {}
+for n in (30, 100, size.cover_n, 5000):
+    s_n = s_ref * np.sqrt(size.cover_n / n)
+    predicted = (stats.norm.cdf(1.96 - b_naive / s_n)
+                 - stats.norm.cdf(-1.96 - b_naive / s_n))
+    runs = naive_runs(n, pow_reps, 91)
+    simulated = np.mean(np.abs(runs[:, 0] - truth_mid) <= 1.96 * runs[:, 1])
+    pow_rows[n] = (predicted, simulated)
+    print(f"{n:5d}   {predicted:18.3f}   {simulated:18.3f}")
+n_half = size.cover_n * (1.96 * s_ref / b_naive) ** 2  # where b/s = 1.96
+print(f"coverage about one half where |b| / s = 1.96: n = {n_half:.0f}")
+book.glue("ex_pow_reps", pow_reps)
+book.glue("ex_pow_z100", abs(b_naive) / (s_ref * np.sqrt(size.cover_n / 100)))
+book.glue("ex_pow_n_half", n_half)
+book.glue("ex_pow_100", pow_rows[100][1])
+book.glue("ex_pow_5000", pow_rows[5000][1])
+
+
+# %% [markdown]
+# The naive interval covers the truth in {glue:text}`ex_pow_100:.0%` of the samples at
+# $n=100$ and in {glue:text}`ex_pow_5000:.0%` at $n=5000$, as the formula predicts. At this
+# correlation the bias is large: already at $n=100$ it is {glue:text}`ex_pow_z100:.1f`
+# standard errors, and the interval is wide enough to hide it half of the time only below
+# $n\approx$ {glue:text}`ex_pow_n_half:.0f`. Bias is a problem that more
+# data makes worse, not better: the coverage only falls as $n$ grows.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} Make RATE fail on the learned reward
 # :label: ex-rate-interaction
+#
+# **Level:** hard · **Time:** about 40 minutes.
 #
 # Train the reward head on preferences whose utility has an interaction term, e.g. typos matter
 # only for long reviews (edit `rate.preference_pairs`' `utility` or write your own labels), and
@@ -632,30 +687,126 @@ book.glue("null_se", null["RATE s.e."])
 # population effects.
 # ```
 #
-# ```{solution} ex-rate-interaction
+# ```{solution-start} ex-rate-interaction
 # :class: dropdown
+# ```
 #
-# With a typo-length interaction, the effect of length on clean reviews (what RATE measures, since
-# both of its rewritten texts are clean) differs from its effect averaged over clean and typo'd
-# reviews by about the interaction times the share of typo'd reviews. RATE's bias tracks that gap;
-# the paper's guarantee assumes the rewrite error does not change the attribute's effect.
+# The labels are drawn as in `rate.preference_pairs` (Bradley-Terry), from a utility in which
+# typos cost 2 on long reviews and nothing on short ones; the head is fitted on
+# {glue:text}`ex_int_pairs` pairs of the training reviews. RATE's length bias is measured
+# at $\phi=0.5$ over {glue:text}`ex_int_reps` samples, against the population effect and the
+# clean-review effect, for this head and for the chapter's.
+
+# %%
+def interaction_utility(c):
+    return (rate.get(c, "sentiment") + 0.5 * rate.get(c, "length")
+            - 2.0 * rate.get(c, "typos") * rate.get(c, "length"))
+
+
+int_pairs = size.pairs // 4
+int_rng = np.random.default_rng([seed, 92])
+ra_i, ca_i, rb_i, cb_i, _ = rate.preference_pairs(N_TRAIN, int_pairs, int_rng)
+gap_u = interaction_utility(ca_i) - interaction_utility(cb_i)
+label_i = (int_rng.random(int_pairs) < 1 / (1 + np.exp(-gap_u))).astype(int)
+interaction_reward = held_out @ rate.fit_reward_head(train[ra_i, ca_i],
+                                                     train[rb_i, cb_i], label_i)
+int_reps = max(3, size.seeds // 4)
+length_design = rate.design("length", 0.5)
+print("reward head        RATE length ATE   population effect   clean-review effect")
+int_rows = {}
+for name, table in (("chapter's", learned), ("with interaction", interaction_reward)):
+    rate_runs = []
+    for r in range(int_reps):
+        sample_r = rate.sample(len(table), size.n, length_design,
+                               np.random.default_rng([seed, 93, r]))
+        est = rate.effects_from_table(table, *sample_r, rate.RuleRewriter("length"),
+                                      np.random.default_rng([seed, 94, r]))
+        rate_runs.append(est.estimate[("RATE", "ATE")])
+    rate_ate = np.mean(rate_runs)
+    population = rate.true_effects(table, "length", length_design)["ATE"]
+    clean = clean_truth(table, "length")
+    int_rows[name] = (rate_ate, population, clean)
+    print(f"{name:17s}  {rate_ate:+15.3f}   {population:+17.3f}   {clean:+19.3f}")
+book.glue("ex_int_pairs", int_pairs)
+book.glue("ex_int_reps", int_reps)
+with_int = int_rows["with interaction"]
+book.glue("ex_int_bias", with_int[0] - with_int[1])
+book.glue("ex_int_gap", with_int[2] - with_int[1])
+
+
+# %% [markdown]
+# With the interaction, RATE's length estimate is off the population effect by
+# {glue:text}`ex_int_bias:+.3f`, and the clean-review effect differs from the population
+# effect by {glue:text}`ex_int_gap:+.3f`: RATE tracks the clean-review effect, because both
+# of its rewritten texts are clean. The effect of length on clean reviews differs from its
+# effect averaged over clean and typo'd reviews by about the interaction times the share of
+# typo'd reviews. The paper's guarantee assumes the rewrite error does not change the
+# attribute's effect; an interaction between the artefact and the attribute breaks it.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} Rewrite more than twice?
 # :label: ex-rate-thrice
+#
+# **Level:** medium · **Time:** about 20 minutes.
 #
 # Would $\text{Re}(\text{Re}(\text{Re}(y,0),1),0)$ help against the independent (forgetful)
 # rewriter of section 1? Compute the bias of a "rewrite three times, compare the last two" estimator
 # as a function of $q$.
 # ```
 #
-# ```{solution} ex-rate-thrice
+# ```{solution-start} ex-rate-thrice
 # :class: dropdown
+# ```
 #
 # Comparing the $k$-th and $(k-1)$-th rewrites, the two texts differ in typos only if the $(k-1)$-th
 # still has them (probability $(1-q)^{k-1}$) and the $k$-th fixes them ($q$): bias $\propto
-# q(1-q)^{k-1}$. Each extra round shrinks the bias by $1-q$, at the cost of another LLM call per
-# example; for a consistent rewriter one round already suffices.
+# q(1-q)^{k-1}$ in size, so each extra round shrinks it by a factor $1-q$. Its sign
+# alternates: after an odd number of rewrites the last (clean) text is on the minus side of
+# the contrast. The cell runs both
+# estimators with the forgetful rewriter on {glue:text}`ex_thrice_reps` samples at $\phi=0.5$
+# (lexicon reward) and reports their ATT bias against the sample truth.
+
+# %%
+def compare_last_two(table, reviews, codes, rewriter, rng, rounds):
+    """ATT of the contrast between the last two of `rounds` alternating rewrites."""
+    w = rate.get(codes, "sentiment")
+    r_, c_ = reviews[w], codes[w]  # the W = 1 reviews
+    versions = [c_]
+    for k in range(rounds):
+        versions.append(rewriter(r_, versions[-1], k % 2, rng))
+    on, off = (versions[-1], versions[-2]) if rounds % 2 == 0 else (versions[-2],
+                                                                      versions[-1])
+    return np.mean(table[r_, on] - table[r_, off])
+
+
+thrice_reps = max(3, size.seeds // 4)
+print("   q   RATE (2 rewrites)   3 rewrites   ratio   -(1 - q)")
+thrice = {}
+for q in (0.25, 0.5, 0.75):
+    forgetful = rate.RuleRewriter("sentiment", fix_typos=q, consistent=False)
+    errs = []
+    for r in range(thrice_reps):
+        rng = np.random.default_rng([seed, 95, r])
+        reviews, codes = rate.sample(len(lexicon), size.n, mid, rng)
+        att = rate.true_effects(lexicon, "sentiment", None, reviews, codes)["ATT"]
+        errs.append([compare_last_two(lexicon, reviews, codes, forgetful, rng, k) - att
+                     for k in (2, 3)])
+    two, three = np.mean(errs, axis=0)
+    thrice[q] = (two, three)
+    print(f"{q:4.2f}   {two:+17.4f}   {three:+10.4f}   {three / two:5.2f}   "
+          f"{q - 1:8.2f}")
+book.glue("ex_thrice_reps", thrice_reps)
+book.glue("ex_thrice_ratio", thrice[0.5][1] / thrice[0.5][0])
+
+# %% [markdown]
+# The third rewrite shrinks the bias by about $1-q$ in size and flips its sign (at $q=1/2$
+# the ratio is {glue:text}`ex_thrice_ratio:.2f`), at the cost of another LLM call per
+# example; the ratios carry the Monte-Carlo error of a few samples. For a consistent rewriter one round
+# already suffices: it has no bias of this kind to shrink.
+#
+# ```{solution-end}
 # ```
 
 # %%

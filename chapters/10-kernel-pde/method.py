@@ -283,8 +283,8 @@ book.glue("ex_ell_cond_long", ell_rows[0.4][0])
 # of the interior $D^{(2)}$ is {glue:text}`ex_ell_top_short:.2f`, close to $-\pi^2$, the
 # top eigenvalue of $d^2/dx^2$ on $(0,1)$ with zero boundary values.
 #
-# Longer length scales differentiate smooth data better (the "Laplacian error" column), but
-# $K_1$'s condition number climbs past the reciprocal of machine precision
+# Longer length scales differentiate smooth data better, up to $\ell=0.2$ here (the
+# "Laplacian error" column; beyond, the error grows again), but $K_1$'s condition number climbs past the reciprocal of machine precision
 # ({glue:text}`ex_ell_cond_long:.0e` at $\ell=0.4$): the nugget, not the data, then shapes
 # the interpolant, and the interior $D^{(2)}$ acquires spurious eigenvalues near zero
 # (the "top eigenvalue" column), directions that the discrete operator barely sees. The

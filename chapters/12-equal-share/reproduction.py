@@ -302,8 +302,10 @@ book.show_figure(fig, "fig_fixed")
 # %% [markdown]
 # Across the random games the FSP strategy was held below $C/n-0.02$ in
 # {glue:text}`held_fsp` of {glue:text}`n_rows_games` games, averaged Hedge self-play in
-# {glue:text}`held_hsp` and the equilibrium in {glue:text}`held_eq`. Building the
-# strategies and their worst opponents took {glue:text}`fixed_seconds:.1f` s. The learners
+# {glue:text}`held_hsp` and the equilibrium in {glue:text}`held_eq` (fictitious self-play
+# often ends near the equilibrium that the search finds, so those two rows are alike).
+# Building the strategies and their worst opponents took {glue:text}`fixed_seconds:.1f` s.
+# The learners
 # usually do better than $C/n$, because the opponents that hurt a fixed strategy most leave
 # some other action very profitable. SAOL pays for its adaptivity against fixed opponents:
 # its regret bound carries larger constants than Hedge's, and its smallest average was

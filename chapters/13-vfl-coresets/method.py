@@ -178,8 +178,8 @@ book.claim(
 
 # %% [markdown]
 # The statistical dimension of this block is {glue:text}`sd_check:.2f` for
-# {glue:text}`sd_check_d` columns: the two weak columns hardly count once $\lambda$ exceeds
-# their squared singular values.
+# {glue:text}`sd_check_d` columns: a column counts less and less once $\lambda$ exceeds its
+# squared singular value, and the weakest one here hardly counts at all.
 #
 # ## Why per-party scores work, and what the penalty removes
 #

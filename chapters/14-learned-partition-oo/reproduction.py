@@ -477,9 +477,8 @@ book.claim(
     "with d forward-difference directions the learned subspace is within 1 degree of "
     "the true one in every run, from 2 points on",
     fd_worst, "<", 1.0,
-    kind="check",
     rtol=1e-3, atol=1e-6,
-    paper="exact gradients of g(Az) span the row space of A",
+    paper="the premise of Algorithm 1: gradients of g(Az) span the row space of A",
     note=f"ours: the worst run ({worst_where}); forward differences are not "
     "derivatives at the sharp ridge's kink, and carry O(epsilon) curvature errors",
 )

@@ -495,8 +495,9 @@ def rare_context_adversary(n_contexts: int, n_actions: int, horizon: int, *,
     means[np.arange(T), common_action] = 0.25
     losses = np.empty((T, C, K))
     losses[:, : C - n_rare] = (rng.random((T, C - n_rare, K)) < means[:, None]).astype(float)
-    losses[:, C - n_rare:] = 1.0
-    losses[np.arange(T), C - n_rare:, rare_action[:, None]] = 0.0
+    rare = losses[:, C - n_rare:]  # a view
+    rare[...] = 1.0
+    rare[np.arange(T), :, rare_action] = 0.0
     return TableEnvironment(losses, probs)
 
 
