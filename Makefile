@@ -78,9 +78,19 @@ worker: $(STAMP)
 student: $(STAMP)
 	$(PY) -m icml25.book student $(filter-out all,$(CHAPTER))
 
-# The .py sources open as notebooks (jupytext pairs them with the .ipynb); the kernel is .venv's.
-lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter-out all,$(CHAPTER)),$$(ls -d chapters/$(CHAPTER)-*/ | head -1))
+# JupyterLab lives in its own environment (.venv-lab): installed into .venv, its dependencies
+# (jsonschema's format checkers) would add seconds to every notebook's start. Its "python3"
+# kernel is .venv's Python, so the chapters run with the project's stack; jupytext opens the
+# .py sources as notebooks.
+LAB := .venv-lab
+$(LAB)/.installed: requirements.txt
+	test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
+	$(LAB)/bin/python -m pip install --quiet jupyterlab==4.6.6 $$(grep -E '^jupytext==' requirements.txt)
+	touch $@
+
+lab: $(STAMP) $(LAB)/.installed
+	$(PY) -m ipykernel install --prefix $(LAB) --name python3 --display-name "Python 3 (icml25)" > /dev/null
+	$(LAB)/bin/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(filter-out all,$(CHAPTER)),$$(ls -d chapters/$(CHAPTER)-*/ | head -1))
 
 ledger: $(STAMP)
 	$(PY) -m icml25.book ledger
