@@ -36,8 +36,8 @@ from icml25 import book
 from icml25 import cross_learning as cl
 
 SIZES = {
-    "quick": dict(values=20, bids=10, horizon=300, seeds=4, horizon_ex=300, seeds_ex=4,
-                  draws_ex=20_000),
+    "quick": dict(values=20, bids=10, horizon=200, seeds=4, horizon_ex=200, seeds_ex=3,
+                  draws_ex=10_000),
     "book": dict(values=20, bids=10, horizon=2000, seeds=20, horizon_ex=2000,
                  seeds_ex=16, draws_ex=200_000),
     "paper": dict(values=20, bids=10, horizon=20000, seeds=100, horizon_ex=20000,

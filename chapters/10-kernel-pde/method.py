@@ -274,6 +274,7 @@ book.glue("ex_ell_cons_short", ell_rows[0.05][2])
 book.glue("ex_ell_cons_long", ell_rows[0.4][2])
 book.glue("ex_ell_top_short", ell_rows[0.05][1])
 book.glue("ex_ell_cond_long", ell_rows[0.4][0])
+book.glue("ex_ell_cons_best", min(ells, key=lambda e: ell_rows[e][2]))
 
 # %% [markdown]
 # At $\ell=0.05$ the kernel decays before the next node (the spacing is $1/(n-1)$), the
@@ -283,11 +284,13 @@ book.glue("ex_ell_cond_long", ell_rows[0.4][0])
 # of the interior $D^{(2)}$ is {glue:text}`ex_ell_top_short:.2f`, close to $-\pi^2$, the
 # top eigenvalue of $d^2/dx^2$ on $(0,1)$ with zero boundary values.
 #
-# Longer length scales differentiate smooth data better, up to $\ell=0.2$ here (the
-# "Laplacian error" column; beyond, the error grows again), but $K_1$'s condition number climbs past the reciprocal of machine precision
-# ({glue:text}`ex_ell_cond_long:.0e` at $\ell=0.4$): the nugget, not the data, then shapes
-# the interpolant, and the interior $D^{(2)}$ acquires spurious eigenvalues near zero
-# (the "top eigenvalue" column), directions that the discrete operator barely sees. The
+# Longer length scales differentiate smooth data better, up to
+# $\ell=$ {glue:text}`ex_ell_cons_best` here (the "Laplacian error" column; beyond, the
+# error grows again), but $K_1$'s condition number climbs past the reciprocal of machine
+# precision ({glue:text}`ex_ell_cond_long:.0e` at $\ell=0.4$): the nugget, not the
+# data, then shapes the interpolant, and the interior $D^{(2)}$ acquires spurious
+# eigenvalues near zero (the "top eigenvalue" column), directions that the discrete
+# operator barely sees. The
 # consistency error on $u^*$ at $\ell=0.4$ is still only
 # {glue:text}`ex_ell_cons_long:.1e`, so the failure at that end is not in differentiating
 # smooth data but in solving a nearly singular system: `solve_sks(pde, 32, ell=0.4)` does
