@@ -54,10 +54,12 @@ from icml25 import book, tta
 SIZES = {
     # epochs: the source model's training; jobs: processes for the independent runs (one
     # process in quick mode, where starting a second costs more than it saves)
-    "quick": dict(seeds=1, rounds=1, hot_seeds=1, hot_rounds=2, domains=4, epochs=5, jobs=1),
-    "book": dict(seeds=3, rounds=3, hot_seeds=2, hot_rounds=4, domains=8, epochs=15, jobs=2),
-    "paper": dict(seeds=5, rounds=6, hot_seeds=5, hot_rounds=10, domains=8, epochs=15,
-                  jobs=2),
+    "quick": dict(seeds=1, rounds=1, hot_seeds=1, hot_rounds=2, domains=4,
+                  epochs=5, jobs=1),
+    "book": dict(seeds=3, rounds=3, hot_seeds=2, hot_rounds=4, domains=8,
+                 epochs=15, jobs=2),
+    "paper": dict(seeds=5, rounds=6, hot_seeds=5, hot_rounds=10, domains=8,
+                  epochs=15, jobs=2),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -78,11 +80,11 @@ COLOURS = {  # one colour per method in every figure of the chapter
     "CMF": book.PALETTE[0], "SSA": book.PALETTE[3],
 }
 
-JOBS = size.jobs  # independent runs in separate processes: identical results, less wall time
+JOBS = size.jobs  # independent runs in separate processes: identical results
 
 
 def make_world(s):
-    """Seed s's source model and corrupted stream: each seed has its own split and source."""
+    """Seed s's source model and corrupted stream (its own split and source)."""
     x_train, y_train, x_test, y_test = tta.load_digits16(s)
     return (tta.train_source(x_train, y_train, epochs=size.epochs, seed=s),
             tta.make_stream(x_test, y_test, tta.DEFAULT_DOMAINS[: size.domains],

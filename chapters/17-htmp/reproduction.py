@@ -85,8 +85,8 @@ logging.getLogger("weightwatcher").setLevel(logging.ERROR)
 KAPPA_BOUNDS = (0.01, 30.0)
 
 
-# powerlaw 2.0 bounds a continuous power law's alpha to [0, 3] by default, which would pin
-# every lighter tail at 3 (and make "alpha < 3" hold by construction): lift the bound.
+# powerlaw 2.0 bounds a continuous power law's alpha to [0, 3] by default, which would
+# pin every lighter tail at 3 (and make "alpha < 3" hold by construction): lift it.
 ALPHA_RANGE = {"alpha": [1.0, 20.0]}
 
 
