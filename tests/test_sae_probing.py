@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 import torch
 from sklearn.decomposition import PCA
-from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from xgboost import XGBClassifier
 
 from icml25 import minilm
 from icml25 import sae_probing as sp
@@ -172,9 +172,9 @@ def _toy(seed=0, n=200, d=20):
         StandardScaler(), KNeighborsClassifier(7, weights="distance"))),
     ("mlp", {"alpha": [1e-3]}, lambda: make_pipeline(StandardScaler(), MLPClassifier(
         (32,), alpha=1e-3, solver="lbfgs", max_iter=100, random_state=0))),
-    ("gbt", {"max_iter": [30]}, lambda: HistGradientBoostingClassifier(
-        max_iter=30, max_depth=3, learning_rate=0.2, max_bins=32, min_samples_leaf=5,
-        early_stopping=False, random_state=0)),
+    ("gbt", {"max_iter": [30]}, lambda: XGBClassifier(
+        n_estimators=30, max_depth=3, learning_rate=0.2, max_bin=32, min_child_weight=1.25,
+        tree_method="hist", n_jobs=1, random_state=0)),
 ])
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_baselines_match_scikit_learn(name, grid, reference):

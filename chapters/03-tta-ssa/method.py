@@ -211,14 +211,53 @@ book.claim(
 # steady step in each case for a constant noise level $\sigma$.
 # ```
 #
-# ```{solution} ex-tta-buffer
+# ```{solution-start} ex-tta-buffer
 # :class: dropdown
+# ```
 #
-# Unscaled: the buffer's standard deviation is $\sigma$, so $s=\sqrt S/(\eta\sigma)$, inversely
-# proportional to the noise. Scaled: the buffer holds $s g$, whose standard deviation is
-# $s\sigma$, so the fixed point of $s=\sqrt S/(\eta s\sigma)$ is $s=(S/\eta^2\sigma^2)^{1/4}$: the
-# step responds to the square root of the noise level. The author's `ssa.py` scales the buffer,
-# the unused `ssa_theory.py` does not.
+# Unscaled, the buffer's standard deviation is the noise level $\sigma$ itself, so
+# $s=\sqrt S/(\eta\sigma)$: inversely proportional to the noise. Scaled, the buffer holds
+# $s g$, whose standard deviation is $s\sigma$, so the step is a fixed point of
+# $s=\sqrt S/(\eta s\sigma)$, that is $s=(S/\eta^2\sigma^2)^{1/4}$: it responds to the
+# square root of the noise level. With $S$ fixed at the first full buffer, where
+# $\sigma\approx1$ and $s=1$, so that $S\approx\eta^2$, the two rules predict $1/\sigma$
+# and $1/\sqrt\sigma$. The code replays the synthetic stream (the same draws) through both
+# rules and averages the step over the last 50 steps of each phase.
+
+# %%
+def replay(scale_buffer):
+    """The steps of the rule on the synthetic stream above (the same draws)."""
+    replay_rng = np.random.default_rng(seed)
+    rule = tta.SteadyStateRule(lr, scale_buffer=scale_buffer)
+    return np.array([rule.observe(replay_rng.normal(0.0, s)) for s in sigma])
+
+
+levels = np.array([1.0, 3.0, 0.5])
+phase_ends = third * np.arange(1, 4)
+buffer_table = pd.DataFrame({
+    "noise level": levels,
+    "scaled buffer (s g), measured": [replay(True)[e - 50:e].mean() for e in phase_ends],
+    "predicted 1/sqrt(sigma)": levels ** -0.5,
+    "unscaled buffer (g), measured": [replay(False)[e - 50:e].mean()
+                                      for e in phase_ends],
+    "predicted 1/sigma": 1 / levels,
+}).set_index("noise level")
+book.glue("third", third)
+book.glue("ex_buf_lengths", third / 96)  # the buffer holds N = 96 values
+book.glue("ex_buf_scaled3", buffer_table.iloc[1, 0])
+book.glue("ex_buf_unscaled3", buffer_table.iloc[1, 2])
+buffer_table.round(3)
+
+# %% [markdown]
+# When the noise triples, the scaled rule's step falls to
+# {glue:text}`ex_buf_scaled3:.2f` (predicted $3^{-1/2}=0.58$), the unscaled rule's to
+# {glue:text}`ex_buf_unscaled3:.2f` (predicted $1/3$): with phases of
+# {glue:text}`third` steps ({glue:text}`ex_buf_lengths:.1f` buffer lengths), both settle
+# near their fixed points
+# (in quick mode the phases are too short for the buffer to forget the previous one). The
+# author's `ssa.py` scales the buffer; the unused `ssa_theory.py` does not.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} An absolute S
@@ -231,14 +270,41 @@ book.claim(
 # $\eta = 5\cdot10^{-3}$. What happens to the weights once the switch is taken?
 # ```
 #
-# ```{solution} ex-tta-absolute
+# ```{solution-start} ex-tta-absolute
 # :class: dropdown
+# ```
 #
-# With $\sigma\approx1$ and $\eta=5\cdot10^{-3}$, $s=\sqrt{10^{-12}}/(5\cdot10^{-3})=2\cdot10^{-4}$
-# (a little larger with the scaled buffer, whose values shrink with $s$). The switch is taken at
-# once (the proposal is far below $\sqrt2$) and every later update is multiplied by a tiny number:
-# the weights freeze, and SSA becomes "adapt until the buffer is full, then stop". $S$ is a level
-# of weight noise in the units of the model, so it does not transfer between models.
+# At the first full buffer the buffered values are the raw $g_t$, with $\sigma\approx1$,
+# so the proposal is $\sqrt{10^{-12}}/(5\cdot10^{-3}\cdot1)=2\cdot10^{-4}$, far below
+# $\sqrt2$: the switch is taken at once. From then on the scaled buffer fills with values
+# $2\cdot10^{-4}$ times smaller, its variance shrinks, and the step climbs toward the fixed
+# point of the previous exercise, $(S/\eta^2\sigma^2)^{1/4}=(4\cdot10^{-8})^{1/4}\approx
+# 0.014$. The code traces the rule on the first phase of the synthetic stream.
+
+# %%
+absolute = tta.SteadyStateRule(lr, S=1e-12)
+abs_rng = np.random.default_rng(seed)
+abs_steps = np.array([absolute.observe(abs_rng.normal(0.0, 1.0))
+                      for _ in range(size.steps // 3)])
+switch = int(np.argmax(abs_steps < 1))
+book.glue("ex_abs_first", abs_steps[switch])
+book.glue("ex_abs_last", abs_steps[-1])
+book.glue("ex_abs_switch", switch)
+print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
+      f"step {len(abs_steps) - 1}: {abs_steps[-1]:.4f}")
+
+# %% [markdown]
+# The switch comes at step {glue:text}`ex_abs_switch`, with a first step of
+# {glue:text}`ex_abs_first:.1e`; at the end of the phase the step is
+# {glue:text}`ex_abs_last:.3f`, on its way to 0.014. Every update is shrunk by two orders of
+# magnitude or more, so the weights all but stop where they were when the buffer filled:
+# SSA becomes "adapt until the buffer is full, then barely move", and what remains is the
+# gain of the BatchNorm statistics, which needs no gradient. Section 4 of
+# [the reproduction](reproduction.ipynb) runs the author's $S$ on the real stream, where
+# $g_t$ has its own scale. $S$ is a level of weight noise in the units of one model, so
+# it does not transfer between models.
+#
+# ```{solution-end}
 # ```
 #
 # ```{exercise} Why only the normalisation layers?
@@ -250,13 +316,66 @@ book.claim(
 # weights. Give two reasons why online TTA methods adapt only the BatchNorm affine parameters.
 # ```
 #
-# ```{solution} ex-tta-bn
+# ```{solution-start} ex-tta-bn
 # :class: dropdown
+# ```
 #
-# {glue:text}`n_affine` of {glue:text}`n_params`. First, a corruption mostly shifts and rescales
-# the activations, which is what a per-channel affine map can undo; second, few parameters mean
-# few degrees of freedom for an unsupervised loss to exploit (collapsing all predictions onto one
-# class minimises entropy too), and cheap updates at every test batch.
+# TENT adapts {glue:text}`n_affine` of the {glue:text}`n_params` parameters. Two reasons to
+# stop there. First, a corruption mostly shifts and rescales the activations, which a
+# per-channel affine map can undo. Second, few parameters give an unsupervised loss few
+# degrees of freedom to exploit: putting every prediction on one class also minimises the
+# entropy. The code checks the second reason by running TENT's loss on *all* the weights
+# over one pass of the stream, at the reproduction's hot learning rate (ten times the
+# default), and measures the error and how many of the last domain's predictions fall on
+# the single most predicted class.
+
+# %%
+class TentAllWeights(tta.Tent):
+    """TENT's entropy loss and optimiser on every weight of the model."""
+
+    def __init__(self, model, lr=5e-3, momentum=0.9):
+        super().__init__(model, lr=lr, momentum=momentum)
+        self.model.requires_grad_(True)
+        self.params = list(self.model.parameters())
+        self.optimizer = torch.optim.SGD(self.params, lr=lr, momentum=momentum,
+                                         nesterov=True)
+        self.theta_src = self.flat()
+
+
+def top_class_share(result):
+    """Share of the last domain's predictions on its most predicted class."""
+    model = result.adapter.model
+    with torch.no_grad():
+        predicted = model(stream[-1].x).argmax(1)
+    return float(np.bincount(predicted.numpy(), minlength=10).max() / len(predicted))
+
+
+HOT_LR = 10 * lr  # the reproduction's hot learning rate
+bn_rows = {}
+for label, cls in (("affine only", tta.Tent), ("all weights", TentAllWeights)):
+    r = tta.run_stream(lambda cls=cls: cls(source, lr=HOT_LR), stream, rounds=1,
+                       seed=seed)
+    bn_rows[label] = {"parameters": len(r.adapter.flat()), "mean error": r.mean_error,
+                      "error, last domain": r.errors[0, -1],
+                      "top-class share, last domain": top_class_share(r),
+                      "seconds": r.seconds}
+bn_table = pd.DataFrame(bn_rows).T
+book.glue("ex_bn_hot_error", bn_table.loc["all weights", "mean error"])
+book.glue("ex_bn_hot_share", bn_table.loc["all weights", "top-class share, last domain"])
+book.glue("ex_bn_hot_affine", bn_table.loc["affine only", "mean error"])
+book.glue("ex_bn_cost", bn_table.loc["all weights", "seconds"]
+          / bn_table.loc["affine only", "seconds"])
+bn_table.round(3)
+
+# %% [markdown]
+# Adapting all weights gives a mean error of
+# {glue:text}`ex_bn_hot_error:.1%` against {glue:text}`ex_bn_hot_affine:.1%` for the
+# affine parameters alone, and {glue:text}`ex_bn_hot_share:.0%` of the last domain's
+# predictions fall on one class (a tenth would, with balanced predictions). The extra
+# freedom is used to lower the entropy, not to undo the corruption, and the pass takes
+# {glue:text}`ex_bn_cost:.1f` times as long. Online TTA adapts only what it must.
+#
+# ```{solution-end}
 # ```
 
 # %%
