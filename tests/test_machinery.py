@@ -284,3 +284,20 @@ def test_nbval_compares_claim_cells_by_their_records():
     assert IPyNbCell.compare_outputs(cell, [out(1.005)], [out(1.0)]) is True
     assert IPyNbCell.compare_outputs(cell, [out(1.0, "does not hold")], [out(1.0)]) is False
     assert "verdict" in " ".join(cell.comparison_traceback)
+
+
+def test_a_glued_figure_is_closed_and_a_shown_one_too():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    book.glue("fig_test", fig)
+    assert not plt.fignum_exists(fig.number)  # placed only where {glue:figure} puts it
+    fig, _ = plt.subplots()
+    book.show_figure(fig, "fig_test_shown")
+    assert not plt.fignum_exists(fig.number)
+    with pytest.raises(ValueError, match="identifier"):
+        book.show_figure(plt.figure(), "not a name")
+    plt.close("all")

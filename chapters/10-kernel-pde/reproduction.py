@@ -343,9 +343,7 @@ ax.set_xlabel("wall time of one solve (s)")
 ax.set_ylabel("relative L2 error")
 ax.legend(fontsize=8)
 book.glue("fig_ex_pareto", fig)  # placed, captioned, below
-import matplotlib.pyplot as plt  # noqa: E402
 
-plt.close(fig)  # drawn once, by the glue
 reached = {m: n for m, n in first_hit.items() if n is not None}
 winner = min(reached, key=lambda m: cost[m][reached[m]]) if reached else "none"
 for method, n_hit in first_hit.items():

@@ -209,9 +209,7 @@ ax.set_xlabel("eigenvalue $x$")
 ax.set_ylabel("density")
 ax.legend(fontsize=8)
 book.glue("fig_ex_mp_limit", fig)  # placed, captioned, below
-import matplotlib.pyplot as plt  # noqa: E402
 
-plt.close(fig)  # drawn once, by the glue
 sup_slope = np.polyfit(np.log(mp_kappas), np.log(sup_diff), 1)[0]
 l1_slope = np.polyfit(np.log(mp_kappas), np.log(l1_diff), 1)[0]
 print(f"MP's edges: {edges[0]:.3f} and {edges[1]:.3f}")

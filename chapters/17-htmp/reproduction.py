@@ -667,9 +667,7 @@ ax.set_xlabel("quantile of $x_\\text{min}$")
 ax.set_ylabel("fitted $\\alpha$")
 ax.legend(fontsize=8)
 book.glue("fig_ex_xmin", fig)  # placed, captioned, below
-import matplotlib.pyplot as plt  # noqa: E402
 
-plt.close(fig)  # drawn once, by the glue
 book.glue("ex_xmin_mle_50", xmin_table.iloc[0, 1])
 book.glue("ex_xmin_mle_99", xmin_table.iloc[-1, 1])
 book.glue("ex_xmin_pl_99", xmin_table.iloc[-1, 0])

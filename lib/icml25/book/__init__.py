@@ -125,6 +125,9 @@ def glue(name: str, value, *, markdown: bool = False) -> None:
     myst-nb's ``glue`` without display; numpy scalars become Python numbers first, so that the
     format spec in the Markdown applies (``np.float64(0.9)`` would not format). With
     ``markdown=True`` a string is glued as MyST Markdown, for the ``{glue:md}`` directive.
+    A matplotlib figure is closed once glued, so that it appears only where a
+    ``{glue:figure}`` places it (e.g. inside a solution's dropdown); :func:`show_figure`
+    also shows it under its cell.
     """
     from myst_nb import glue as myst_glue
 
@@ -135,6 +138,10 @@ def glue(name: str, value, *, markdown: bool = False) -> None:
 
         value = Markdown(value)
     myst_glue(name, value, display=False)
+    if type(value).__module__.startswith("matplotlib.figure"):
+        import matplotlib.pyplot as plt
+
+        plt.close(value)  # or the inline backend would draw it under the cell as well
 
 
 def show_figure(fig, name: str) -> None:
