@@ -33,8 +33,8 @@ from icml25 import sae_probing as sp
 SIZES = {
     # ex_*: the exercises' solutions (SAEs trained briefly, training draws per size)
     "quick": dict(n_latents=1024, epochs=3, sizes=(8, 64), ex_epochs=1, ex_reps=2),
-    "book": dict(n_latents=2048, epochs=10, sizes=(4, 16, 64, 256), ex_epochs=2,
-                 ex_reps=5),
+    "book": dict(n_latents=2048, epochs=10, sizes=(4, 16, 64, 256), ex_epochs=1,
+                 ex_reps=3),
     "paper": dict(n_latents=4096, epochs=20, sizes=(2, 4, 8, 16, 32, 64, 128, 256),
                   ex_epochs=10, ex_reps=20),
 }
@@ -303,9 +303,8 @@ direction.round(3)
 # :class: dropdown
 # ```
 #
-# To keep the notebook fast, each SAE trains for {glue:text}`ex_k_epochs` epochs (the
-# chapter's trains for {glue:text}`epochs`), with the chapter's {glue:text}`n_latents`
-# latents; the probe is scored on `92_glue_sst2` at 16 examples, averaged over
+# To keep the notebook fast, each SAE trains briefly ({glue:text}`ex_k_epochs` of the
+# chapter's {glue:text}`epochs` epochs), with the chapter's {glue:text}`n_latents` latents; the probe is scored on `92_glue_sst2` at 16 examples, averaged over
 # {glue:text}`ex_dir_reps` training draws.
 
 # %%

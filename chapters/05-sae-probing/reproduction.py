@@ -54,7 +54,7 @@ SIZES = {
     "book": dict(n_latents=2048, epochs=10, grid="small", datasets=20,
                  settings=dict(scarcity=(4, 16, 64, 256), imbalance=(0.05, 0.2, 0.5),
                                noise=(0.0, 0.2, 0.4)), jobs=2,
-                 ex_datasets=8, ex_epochs=2, ex_seeds=4),
+                 ex_datasets=6, ex_epochs=1, ex_seeds=3),
     "paper": dict(n_latents=4096, epochs=20, grid="paper", datasets=20,
                   settings=dict(scarcity=(2, 4, 8, 16, 32, 64, 128, 256),
                                 imbalance=(0.01, 0.05, 0.1, 0.2, 0.5),
@@ -396,9 +396,9 @@ book.claim(
 #
 # The full sweep at layer 6 costs as much as this notebook, so the solution runs a slice
 # of it at both layers on equal terms: the first {glue:text}`ex_n_sets` data sets, the
-# scarcity regime at 16 and 64 examples, one setting per baseline (no grid), and SAEs
-# trained for {glue:text}`ex_epochs` epochs at each layer (the sweep's trains for
-# {glue:text}`sae_epochs`).
+# scarcity regime at 16 and 64 examples, one setting per baseline (no grid), and an SAE
+# at each layer trained briefly ({glue:text}`ex_epochs` of the sweep's
+# {glue:text}`sae_epochs` epochs).
 
 # %%
 layer_rows = []
@@ -439,8 +439,9 @@ by_layer.round(3)
 # {glue:text}`ex_logreg_l3:.3f` at layer 3 and {glue:text}`ex_logreg_l6:.3f` at layer 6.
 # The last layer of all-MiniLM-L6-v2 is trained so that the cosine similarity of
 # mean-pooled states reflects meaning: a linear structure by design, which a logistic
-# regression uses directly and an SAE can only approximate. (A slice of eight data sets
-# and two settings is a small sample: treat differences of a few points as noise.)
+# regression uses directly and an SAE can only approximate. (A slice of
+# {glue:text}`ex_n_sets` data sets and two settings is a small sample: treat differences of
+# a few points as noise.)
 #
 # ```{solution-end}
 # ```
