@@ -192,6 +192,7 @@ book.claim(
     "phase",
 )
 
+
 # %% [markdown]
 # In {numref}`fig-03-step-rule`, when the noise triples, the buffer's variance follows within $N$ steps and the step shrinks;
 # when the noise falls, the step grows, here above 1, which *enlarges* the SGD update. Because
@@ -234,12 +235,12 @@ def replay(scale_buffer):
 
 levels = np.array([1.0, 3.0, 0.5])
 phase_ends = third * np.arange(1, 4)
+scaled, unscaled = replay(True), replay(False)
 buffer_table = pd.DataFrame({
     "noise level": levels,
-    "scaled buffer (s g), measured": [replay(True)[e - 50:e].mean() for e in phase_ends],
+    "scaled buffer (s g), measured": [scaled[e - 50:e].mean() for e in phase_ends],
     "predicted 1/sqrt(sigma)": levels ** -0.5,
-    "unscaled buffer (g), measured": [replay(False)[e - 50:e].mean()
-                                      for e in phase_ends],
+    "unscaled buffer (g), measured": [unscaled[e - 50:e].mean() for e in phase_ends],
     "predicted 1/sigma": 1 / levels,
 }).set_index("noise level")
 book.glue("third", third)
@@ -292,6 +293,7 @@ book.glue("ex_abs_last", abs_steps[-1])
 book.glue("ex_abs_switch", switch)
 print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
       f"step {len(abs_steps) - 1}: {abs_steps[-1]:.4f}")
+
 
 # %% [markdown]
 # The switch comes at step {glue:text}`ex_abs_switch`, with a first step of
@@ -361,7 +363,8 @@ for label, cls in (("affine only", tta.Tent), ("all weights", TentAllWeights)):
                       "seconds": r.seconds}
 bn_table = pd.DataFrame(bn_rows).T
 book.glue("ex_bn_hot_error", bn_table.loc["all weights", "mean error"])
-book.glue("ex_bn_hot_share", bn_table.loc["all weights", "top-class share, last domain"])
+book.glue("ex_bn_hot_share",
+          bn_table.loc["all weights", "top-class share, last domain"])
 book.glue("ex_bn_hot_affine", bn_table.loc["affine only", "mean error"])
 book.glue("ex_bn_cost", bn_table.loc["all weights", "seconds"]
           / bn_table.loc["affine only", "seconds"])

@@ -466,6 +466,7 @@ book.glue("ex_order_bn_random", order_table.loc["BN stats",
 book.glue("ex_order_source", order_table.loc["Source", "sorted by class"])
 order_table.round(3)
 
+
 # %% [markdown]
 # Sorted by class, BN-statistics adaptation errs on {glue:text}`ex_order_bn:.1%` of the
 # images, against {glue:text}`ex_order_bn_random:.1%` in random order and
@@ -510,13 +511,16 @@ ssa_tent = tta.run_stream(lambda: SSATent(worlds[seed][0], lr=HOT_LR), worlds[se
                           rounds=EX_ROUNDS, seed=seed)
 tent_hot = hot[("TENT", seed)]
 steps_done = len(ssa_tent.history["drift"])
+def round_errors(result):
+    """{'error, round r': mean error of round r} for the first EX_ROUNDS rounds."""
+    return {f"error, round {r + 1}": result.errors[r].mean() for r in range(EX_ROUNDS)}
+
+
 tent_table = pd.DataFrame({
-    "TENT (section 2)": {
-        **{f"error, round {r + 1}": tent_hot.errors[r].mean() for r in range(EX_ROUNDS)},
-        "drift at the end": tent_hot.history["drift"][steps_done - 1]},
-    "SSA on TENT": {
-        **{f"error, round {r + 1}": ssa_tent.errors[r].mean() for r in range(EX_ROUNDS)},
-        "drift at the end": ssa_tent.history["drift"][-1]},
+    "TENT (section 2)": {**round_errors(tent_hot),
+                         "drift at the end": tent_hot.history["drift"][steps_done - 1]},
+    "SSA on TENT": {**round_errors(ssa_tent),
+                    "drift at the end": ssa_tent.history["drift"][-1]},
 }).T
 book.glue("ex_rounds", EX_ROUNDS)
 book.glue("ex_tent_drift", tent_table.iloc[0, -1])

@@ -412,11 +412,12 @@ for layer in (LAYER, 6):
         datasets=ex_names, seed=seed)
     wins = sp.sae_wins(layer_results, "quiver")
     gain = sp.compare_quivers(layer_results).gain
+    probe_auc = layer_results.groupby("probe").test_auc.mean()
     layer_rows.append({
         "layer": layer,
         "SAE variance explained": sp.sae_metrics(layer_sae, data.rows(layer))["fve"],
-        "mean test AUC, logreg": layer_results.query("probe == 'logreg'").test_auc.mean(),
-        "mean test AUC, SAE probe": layer_results.query("probe == 'sae'").test_auc.mean(),
+        "mean test AUC, logreg": probe_auc["logreg"],
+        "mean test AUC, SAE probe": probe_auc["sae"],
         "SAE beats chosen baseline": wins.sae_wins.mean(),
         "quiver gain": gain.mean(),
     })
@@ -497,12 +498,14 @@ for name in ex_names:
         cv[p.name], params = max((cv_auc(p, q, X_fit, split.y_train), i)
                                  for i, q in enumerate(p.grid))
         model = p.build(p.grid[params], N_CV).fit(X_fit, split.y_train)
-        cv_test[p.name] = roc_auc_score(y[split.test], model.predict_proba(X_test)[:, 1])
+        cv_test[p.name] = roc_auc_score(y[split.test],
+                                        model.predict_proba(X_test)[:, 1])
     for family in (("baseline",), ("baseline", "sae")):
         members = [p.name for p in probes if p.family in family]
+        val_pick = swept.val_auc[members].idxmax()
         choice_rows.append({
             "quiver": " + ".join(family),
-            "pick on a validation split": swept.test_auc[swept.val_auc[members].idxmax()],
+            "pick on a validation split": swept.test_auc[val_pick],
             "pick by cross-validation": cv_test[max(members, key=cv.get)],
             "best probe on the test set": swept.test_auc[members].max()})
 choices = pd.DataFrame(choice_rows).groupby("quiver", sort=False).mean()
