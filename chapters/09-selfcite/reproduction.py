@@ -41,7 +41,10 @@
 # computed once for every subset of every context (`data/selfcite/scores.npz`). Citation
 # precision, recall and F1 are exact, against the generator's gold sets. The thresholds of
 # the claims were fixed from the paper's statements before the run; every interval is a
-# 95% bootstrap over questions (each question's mean over the draws).
+# 95% bootstrap over questions (each question's mean over the draws). The questions and
+# their scores are fixed with the cache (scored once, from the generator's own seed): the
+# notebook's `seed` changes the candidate draws, the ablations and the bootstraps, so
+# re-running under other seeds tests the sampling, not another set of questions.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
