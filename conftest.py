@@ -2,6 +2,9 @@
 
 * Every kernel that nbval starts inherits the pinned CPU numerics of :mod:`icml25.book.numerics`
   (one thread, AVX2 code paths on x86), as the runner's executions do.
+* nbval's kernels listen on Unix sockets, as the runner's do
+  (:func:`icml25.book.runner.unix_socket_manager`): TCP ports picked free race with the other
+  test workers' kernels and the Dask cluster of the executor tests.
 * A claim's output is compared as what it is, not as text: its verdict exactly, its value within
   the tolerance the claim declares (:func:`icml25.book.claims.same_result`). The rendered box and
   line around it are not compared, since they print the value.
@@ -38,6 +41,11 @@ def _patch_nbval():
 
     compare_outputs.icml25 = True
     IPyNbCell.compare_outputs = compare_outputs
+
+    import nbval.kernel  # builds its kernels with the KernelManager name in its own namespace
+    from icml25.book.runner import unix_socket_manager
+
+    nbval.kernel.KernelManager = unix_socket_manager(nbval.kernel.KernelManager)
 
 
 _patch_nbval()

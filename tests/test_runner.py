@@ -1,7 +1,9 @@
 """The runner end to end on a throw-away chapter, and the command line's refusals."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -157,3 +159,24 @@ def test_seed_robustness_records_verdicts_per_seed_and_goes_stale(tree):
     assert robustness.problems(chapter) == []
     source.write_text(solved.replace("seed % 2", "(seed + 1) % 2"))
     assert any("input changed" in p for p in robustness.problems(chapter))
+
+
+def test_kernels_listen_on_unix_sockets_in_a_folder_of_their_own(tmp_path):
+    # TCP ports picked free race with other processes; socket files in a fresh folder cannot.
+    from jupyter_client.manager import KernelManager
+
+    manager_class = runner.unix_socket_manager(KernelManager)
+    if os.name != "posix":
+        assert manager_class is KernelManager
+        return
+    one, two = manager_class(), manager_class()
+    assert one.transport == two.transport == "ipc"
+    assert Path(one.ip).parent != Path(two.ip).parent
+    assert Path(one.ip).parent.is_dir()
+    one.cleanup_resources()
+    assert not Path(one.ip).parent.exists()
+    given = manager_class(folder=tmp_path)
+    assert Path(given.ip).parent == tmp_path
+    given.cleanup_resources()
+    assert tmp_path.is_dir()  # a folder the caller gave is the caller's to remove
+    two.cleanup_resources()

@@ -7,6 +7,9 @@
   ``_build/runs/failed/``, and the other chapters still run; the caller exits non-zero.
 * every kernel starts with the pinned CPU numerics of :mod:`icml25.book.numerics`, and with its
   own log quietened (its start-up warnings are not the reader's business).
+* kernels talk to the runner over Unix sockets in the run's scratch folder, not TCP ports: a
+  port picked free can be taken by another process before the kernel binds it ("Address already
+  in use"), a race that parallel runs and the test suite's Dask cluster made real.
 * ``jobs > 1`` runs notebooks in parallel processes, one kernel each (kernels are
   single-threaded, so one job per core); ``scheduler`` sends them to a Dask distributed cluster
   instead (:mod:`icml25.book.executor`). Either way a worker only executes and returns the
@@ -15,8 +18,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -88,6 +93,40 @@ def target_of(py: Path, overrides: dict) -> tuple[Path, bool]:
     return paths.RUNS / py.parent.name / f"{py.stem}.{run_tag(mode, overrides)}.ipynb", False
 
 
+def unix_socket_manager(base: type) -> type:
+    """``base`` (a jupyter_client kernel manager) with the kernel on Unix sockets in a folder.
+
+    jupyter_client's TCP transport picks each port by binding it, releasing it and handing the
+    number to the kernel; another process can take the port in between ("Address already in
+    use", then "Kernel didn't respond"). Socket files in a folder of the run's own cannot
+    collide. The folder is the ``folder`` argument, or a fresh temporary one removed with the
+    kernel's other files. On Windows (no Unix sockets) ``base`` is returned unchanged.
+    """
+    if os.name != "posix":
+        return base
+    from jupyter_core.utils import run_sync
+
+    class UnixSocketKernelManager(base):
+        def __init__(self, folder: str | Path | None = None, **kwargs):
+            self._own_folder = None if folder else tempfile.mkdtemp(prefix="icml25-kernel-")
+            where = Path(folder or self._own_folder) / "kernel"
+            super().__init__(transport="ipc", ip=str(where), **kwargs)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            # What shutdown_kernel awaits, in the synchronous manager and the asynchronous one.
+            await super()._async_cleanup_resources(restart=restart)
+            if self._own_folder and not restart:
+                shutil.rmtree(self._own_folder, ignore_errors=True)
+
+        # The base binds cleanup_resources to its own coroutine: re-bind it to this one.
+        cleanup_resources = (_async_cleanup_resources
+                             if inspect.iscoroutinefunction(base.cleanup_resources)
+                             else run_sync(_async_cleanup_resources))
+
+    UnixSocketKernelManager.__qualname__ = f"UnixSocket{base.__name__}"
+    return UnixSocketKernelManager
+
+
 def run_notebook(source: str, overrides: dict, *, progress: bool = False,
                  timeout: int = 1200) -> Outcome:
     """Execute one notebook source in a scratch folder and return it; write nothing else.
@@ -115,6 +154,9 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
         previous = os.environ.get(RECORD_ENV)
         os.environ[RECORD_ENV] = str(record_path)
         os.environ[SOURCE_ENV] = paths.relative(py)  # the kernel finds the chapter's seed record
+        from jupyter_client.manager import AsyncKernelManager  # papermill's (nbclient's) own
+
+        manager = unix_socket_manager(AsyncKernelManager)
         try:
             papermill.execute_notebook(
                 str(source_path),
@@ -130,6 +172,7 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
                 # loopback-only connection, "KeyboardInterrupt caught" at shutdown) is noise for a
                 # reader: a failing cell is reported by papermill, not by this log.
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                kernel_manager_class=manager,
             )
         except Exception as exc:  # papermill raises PapermillExecutionError for a failing cell
             seconds = time.perf_counter() - started
