@@ -11,10 +11,13 @@ from sklearn.metrics import adjusted_rand_score
 
 from icml25.metric_mst import (
     DistanceOracle,
+    SpanningTree,
     complete_forest,
     cut_tree,
+    exact_emst,
     exact_mst,
     forest_completion_mst,
+    gaussian_mixture,
     k_center,
     mfc_ratio,
     optimal_completion_weight,
@@ -106,6 +109,25 @@ def test_evaluations_are_counted_as_the_paper_counts_them():
     assert tree.evaluations == n * t + sum(s * (s - 1) // 2 for s in sizes) + n * t
 
 
+@pytest.mark.parametrize("library", ["mlpack", "hdbscan"])
+@pytest.mark.parametrize("d", [1, 2, 8, 40])
+def test_tree_libraries_give_an_exact_euclidean_mst(library, d):
+    X = gaussian_mixture(300, d, 5, np.random.default_rng(d))
+    edges, weights = exact_emst(X, library=library)
+    tree = SpanningTree(edges, weights, evaluations=0)
+    assert is_spanning_tree(tree, 300)
+    assert np.allclose(weights, np.linalg.norm(X[edges[:, 0]] - X[edges[:, 1]], axis=1))
+    assert weights.sum() == pytest.approx(exact_mst(X).weight, rel=1e-12)
+
+
+@pytest.mark.parametrize("library", ["mlpack", "hdbscan"])
+def test_tree_libraries_on_duplicates_and_tiny_inputs(library):
+    for X in (np.zeros((1, 3)), np.zeros((2, 3)), np.repeat([[0.0, 1.0], [2.0, 2.0]], 5, axis=0)):
+        edges, weights = exact_emst(X, library=library)
+        assert edges.shape == (len(X) - 1, 2)
+        assert weights.sum() == pytest.approx(exact_mst(X).weight, abs=1e-12)
+
+
 def test_k_center_is_a_farthest_first_traversal():
     X = np.array([[0.0], [1.0], [10.0], [11.0], [5.0]])
     assignment, centers = k_center(DistanceOracle(X), 3, seed=np.random.default_rng(0))
@@ -178,6 +200,9 @@ def test_cut_of_the_exact_mst_is_single_linkage():
         (lambda: exact_mst([1, 2, 3], metric=lambda a, b: math.nan), "metric returned nan"),
         (lambda: exact_mst(np.zeros((3, 2)), method="kruskal"), "'scipy' or 'prim'"),
         (lambda: exact_mst(np.zeros((3, 2)), metric=3), "string or a callable"),
+        (lambda: exact_emst(np.zeros((3, 2)), library="scipy"), "library must be one of"),
+        (lambda: exact_emst(np.zeros((0, 2))), "X is empty"),
+        (lambda: exact_emst(["ab", "cd"]), "2-D array"),
     ],
 )
 def test_bad_input_raises_clear_errors(call, message):
