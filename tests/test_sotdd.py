@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import factorial
+from threadpoolctl import threadpool_limits
 
 from icml25.sotdd import (
     Projections,
@@ -218,3 +219,53 @@ def test_bad_settings_raise_clear_errors(kwargs, message):
 def test_labels_are_recoded_to_dense_codes():
     X, codes = _check_dataset(X_OK, np.array(list("abcab" * 2)), "d")
     assert codes.tolist() == [0, 1, 2, 0, 1] * 2
+
+
+# ----------------------------------------------------------------------------- authors' code
+
+AUTHORS = "reference/sotdd/authors_digits.npz"  # hainn2803/s-OTDD, run outside the project
+
+
+@pytest.fixture(scope="module")
+def authors():
+    """Reference values of the authors' code and the 12 digit pairs they were computed on."""
+    from sklearn.datasets import load_digits
+
+    from icml25.book import data
+
+    with np.load(data.path(AUTHORS)) as file:
+        ref = {key: file[key] for key in file.files}
+    X = load_digits().data / 16.0
+    pairs = []
+    for i in range(len(ref["distance"])):
+        one, two = slice(*ref["off1"][i : i + 2]), slice(*ref["off2"][i : i + 2])
+        pairs.append((X[ref["idx1"][one]], ref["y1"][one], X[ref["idx2"][two]], ref["y2"][two]))
+    return ref, pairs
+
+
+def test_authors_code_gives_the_same_value_per_projection(authors):
+    ref, pairs = authors
+    shared = Projections(ref["theta"], ref["moments"], ref["psi"])
+    kinds = set()
+    for (X1, y1, X2, y2), theirs in zip(pairs, ref["per_projection"]):
+        kinds.add((len(y1) == len(y2), bool(np.intersect1d(y1, y2).size)))
+        c1, c2 = (np.unique(y, return_inverse=True)[1] for y in (y1, y2))
+        ours = wasserstein_1d_pp(project_dataset(X1, c1, shared), project_dataset(X2, c2, shared))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=0)
+    # the pairs cover both 1-D transport paths and disjoint label sets
+    assert kinds == {(True, True), (False, True), (False, False)}
+
+
+def test_authors_code_gives_the_same_distance_within_monte_carlo_error(authors):
+    ref, pairs = authors
+    L, L_theirs = 10_000, int(ref["n_projections"])
+    z = []
+    for i, ((X1, y1, X2, y2), theirs) in enumerate(zip(pairs, ref["distance"])):
+        with threadpool_limits(1):  # small products: threads only contend on a busy machine
+            ours, w = sotdd(X1, y1, X2, y2, n_projections=L, seed=i, return_per_projection=True)
+        # delta method: sd of log sqrt(mean W^2) is sd(W^2) / (2 mean W^2) / sqrt(L)
+        se = w.std(ddof=1) / (2 * w.mean()) * math.sqrt(1 / L + 1 / L_theirs)
+        z.append(math.log(ours / theirs) / se)
+    z = np.array(z)
+    assert np.all(np.abs(z) <= 4), z  # each pair; 4 standard errors over 12 pairs
+    assert abs(z.mean()) <= 4 / math.sqrt(len(z)), z  # and no shared bias
