@@ -1,4 +1,5 @@
-"""Kernel PDE solvers: Kronecker algebra, the interpolant, solvers against known solutions."""
+"""Kernel PDE solvers: Kronecker algebra, the interpolant, the penalised loss, solvers against
+known solutions."""
 
 import numpy as np
 import pytest
@@ -7,10 +8,13 @@ from icml25.kernel_pde import (
     PDE,
     KroneckerInterpolant,
     allen_cahn,
+    burgers,
+    burgers_reference,
     eikonal,
     gaussian_kernel_1d,
     kron_matvec,
     nonlinear_elliptic,
+    solve_collocation,
     solve_daks,
     solve_fd,
     solve_sks,
@@ -68,7 +72,8 @@ def poisson():
                lambda z, x, y: {}, False)
 
 
-@pytest.mark.parametrize("solver, tolerance", [(solve_sks, 2e-4), (solve_daks, 2e-4), (solve_fd, 1e-3)])
+@pytest.mark.parametrize("solver, tolerance", [(solve_sks, 2e-4), (solve_collocation, 2e-4),
+                                               (solve_daks, 2e-4), (solve_fd, 1e-3)])
 def test_a_linear_pde_is_solved_to_tolerance(solver, tolerance):
     assert solver(poisson(), 32).error < tolerance
 
@@ -76,10 +81,74 @@ def test_a_linear_pde_is_solved_to_tolerance(solver, tolerance):
 @pytest.mark.parametrize("pde", [nonlinear_elliptic(), allen_cahn(2.0), eikonal(0.1)],
                          ids=lambda p: p.name)
 def test_nonlinear_benchmarks_converge_and_solvers_agree(pde):
-    sks, daks, fd = solve_sks(pde, 24), solve_daks(pde, 16), solve_fd(pde, 24)
-    assert sks.residual_norm < 1e-8 and sks.error < 5e-3
+    ours, daks, fd = solve_collocation(pde, 24), solve_daks(pde, 16), solve_fd(pde, 24)
+    assert ours.residual_norm < 1e-8 and ours.error < 5e-3
     assert daks.error < 5e-2 and fd.error < 5e-2
-    assert solve_sks(pde, 32).error < sks.error  # refinement helps
+    assert solve_collocation(pde, 32).error < ours.error  # refinement helps
+    sks = solve_sks(pde, 24)
+    assert sks.test_error < 5e-3 and solve_sks(pde, 32).test_error < sks.test_error
+
+
+def test_kron_gram_equals_the_dense_product():
+    from icml25.kernel_pde import _kron_gram
+
+    rng = np.random.default_rng(2)
+    A1, B1 = rng.normal(size=(2, 4, 4))
+    A2, B2 = rng.normal(size=(2, 3, 3))
+    w, w2 = rng.normal(size=(2, 4, 3))
+    dense = (np.kron(A1, A2).T @ np.diag(w.ravel()) @ np.kron(B1, B2)
+             + np.kron(B1, B2).T @ np.diag(w2.ravel()) @ np.kron(A1, A2))
+    got = _kron_gram([((A1, A2), (B1, B2), w), ((B1, B2), (A1, A2), w2)])
+    np.testing.assert_allclose(got, dense, atol=1e-12)
+
+
+def test_penalised_gradient_matches_finite_differences():
+    # the gradient that Gauss-Newton and Adam follow is the loss's, term by term
+    from icml25.kernel_pde import _PenalisedProblem
+
+    for pde, whiten in ((eikonal(0.1), False), (burgers(0.1), True)):
+        prob = _PenalisedProblem(pde, pde.axes((7, 6)), (0.3, 0.4), 1e-4, 3.0, 5.0, whiten)
+        P = np.random.default_rng(3).normal(size=(7, 6)) * 0.1
+        _, d, R, B = prob.evaluate(P)
+        grad = prob.gradient(P, d, R, B)
+        E = np.zeros_like(P)
+        E[3, 2] = 1e-6
+        numeric = (prob.evaluate(P + E)[0] - prob.evaluate(P - E)[0]) / 2e-6
+        assert grad[3, 2] == pytest.approx(numeric, rel=1e-4)
+
+
+def test_gauss_newton_and_adam_minimise_the_same_penalised_loss():
+    pde = nonlinear_elliptic()
+    settings = dict(ell=0.25, nugget=1e-3, v=10.0, tau=1e3)
+    gn = solve_sks(pde, 10, **settings)
+    short, long = (solve_sks(pde, 10, optimizer="adam", iterations=k, lr=1e-2, **settings)
+                   for k in (2000, 8000))
+    # residual_norm holds the final loss: Adam descends towards Gauss-Newton's minimum
+    assert gn.residual_norm <= long.residual_norm < short.residual_norm
+    assert long.residual_norm == pytest.approx(gn.residual_norm, rel=0.01)
+    assert long.test_error == pytest.approx(gn.test_error, rel=0.05)
+    assert len(long.history) == 8 and long.best_test_error <= long.test_error
+
+
+def test_burgers_reference_solves_burgers_equation():
+    nu, t, h, dt = 0.05, 0.4, 1e-3, 1e-4
+    x = np.linspace(-0.9, 0.9, 13)
+    u = burgers_reference(x, t, nu)
+    u_t = (burgers_reference(x, t + dt, nu) - burgers_reference(x, t - dt, nu)) / (2 * dt)
+    up, um = burgers_reference(x + h, t, nu), burgers_reference(x - h, t, nu)
+    residual = u_t + u * (up - um) / (2 * h) - nu * (up - 2 * u + um) / h**2
+    assert np.abs(residual).max() < 1e-3
+    np.testing.assert_allclose(burgers_reference(x, 0.0, nu), -np.sin(np.pi * x))
+    np.testing.assert_allclose(burgers_reference(np.array([-1.0, 1.0]), 0.7, nu), 0, atol=1e-12)
+
+
+def test_burgers_is_solved_on_its_space_time_domain():
+    pde = burgers(0.05)
+    mask = pde.boundary_mask((5, 4))
+    assert mask[0].all() and mask[-1].all() and mask[:, 0].all() and not mask[1:-1, -1].any()
+    result = solve_sks(pde, (30, 12), ell=(0.1, 0.3), nugget=1e-8, v=1e6, tau=1e10,
+                       whiten=True)
+    assert result.test_error < 0.05
 
 
 def test_fd_is_second_order():
@@ -97,6 +166,13 @@ def test_fd_is_second_order():
         (lambda: KroneckerInterpolant((np.array([0, 1, 0.5]),) * 2, 0.1), "increasing"),
         (lambda: KroneckerInterpolant((np.linspace(0, 1, 5),) * 2, 0.1, nugget=-1), "nugget"),
         (lambda: solve_sks(nonlinear_elliptic(), 8, ell="wide"), "positive number"),
+        (lambda: solve_sks(nonlinear_elliptic(), 8, optimizer="lbfgs"), "optimizer"),
+        (lambda: solve_sks(nonlinear_elliptic(), 8, tau=0), "tau must be a positive"),
+        (lambda: solve_sks(nonlinear_elliptic(), 8, iterations=0), "iterations"),
+        (lambda: solve_daks(burgers(0.02), 8), "unit square"),
+        (lambda: solve_collocation(burgers(0.02), 8), "unit square"),
+        (lambda: burgers_reference(0.0, 0.5, nu=-1.0), "viscosity"),
+        (lambda: burgers_reference(0.0, -0.5, nu=0.1), "t >= 0"),
     ],
 )
 def test_bad_grids_and_kernel_parameters_raise_clear_errors(call, message):
