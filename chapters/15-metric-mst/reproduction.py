@@ -30,6 +30,8 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %% tags=["hide-input"]
+import time
+
 import mlpack
 import numpy as np
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
@@ -56,19 +58,19 @@ SIZES = {
         n_blobs=1000, n_strings=600, n_digits=600,                      # 1. quality
         n_sweep=600, sweep=(0.0, 0.2, 0.5, 1.0),                         # 2. overlap
         n_grid=(250, 500, 1000, 2000), n_scipy_max=1000, repeats=1,      # 3. cost
-        n_dims=1000, dims=(2, 8, 32),                                    # 3. dimension
+        n_dims=1000, dims=(2, 8, 32), dim_repeats=1,                     # 3. dimension
     ),
     "book": dict(
         n_blobs=4000, n_strings=2000, n_digits=1797,
         n_sweep=2000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
         n_grid=(500, 1000, 2000, 4000, 8000, 16000), n_scipy_max=2000, repeats=3,
-        n_dims=4000, dims=(2, 4, 8, 16, 32, 64),
+        n_dims=4000, dims=(2, 4, 8, 16, 32, 64), dim_repeats=5,
     ),
     "paper": dict(
         n_blobs=20000, n_strings=20000, n_digits=1797,
         n_sweep=10000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
         n_grid=(1000, 2000, 4000, 8000, 16000, 32000), n_scipy_max=4000, repeats=3,
-        n_dims=16000, dims=(2, 4, 8, 16, 32, 64),
+        n_dims=16000, dims=(2, 4, 8, 16, 32, 64), dim_repeats=5,
     ),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
@@ -77,6 +79,26 @@ size = run.size
 
 # median of up to `repeats` runs, one when a run takes over a second
 timed = book.measure.timed
+
+
+def timed_in_turn(calls, repeats, max_seconds=1.0):
+    """Median wall time of each of several calls taking turns, and their last results.
+
+    Load from other processes on a shared machine comes in bursts; taking turns spreads
+    a burst over all the methods compared instead of landing it on one. As with
+    ``timed``, a call that takes longer than ``max_seconds`` is not repeated.
+    """
+    times = {name: [] for name in calls}
+    results = {}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            if times[name] and times[name][-1] > max_seconds:
+                continue
+            start = time.perf_counter()
+            results[name] = call()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}, results
+
 # one colour per method for the whole chapter
 COLOURS = {
     "MFC": book.PALETTE[0],
@@ -459,8 +481,8 @@ book.glue("plane_ratio", plane_ratio)
 # dual-tree Borůvka {cite}`march2010emst`, and the Borůvka stage of the hdbscan package, the
 # same idea on scikit-learn's kd-tree in another implementation, with its shortcut to an
 # approximate tree switched off (`icml25.metric_mst.exact_emst` calls both). Both are exact,
-# so they give the weight ratio as well. Times are medians of up to {glue:text}`repeats`
-# runs on one thread.
+# so they give the weight ratio as well. Times are medians of up to
+# {glue:text}`dim_repeats` runs on one thread, the three methods taking turns.
 
 # %%
 EXACT = ("mlpack EMST (exact)", "hdbscan EMST (exact)")
@@ -470,14 +492,14 @@ by_dim = {"MFC": {}, **{method: {} for method in EXACT}}
 dim_weights = {}
 for d in size.dims:
     X = gaussian_mixture(size.n_dims, d, 20, np.random.default_rng([seed, 9, d]))
-    by_dim["MFC"][d], tree = timed(lambda: forest_completion_mst(X, seed=seed),
-                                   repeats=size.repeats)
-    exact_weights = []
-    for method, library in zip(EXACT, ("mlpack", "hdbscan")):
-        by_dim[method][d], (_, weights) = timed(
-            lambda: exact_emst(X, library=library), repeats=size.repeats)
-        exact_weights.append(weights.sum())
-    dim_weights[d] = (tree.weight, *exact_weights)
+    seconds, results = timed_in_turn({
+        "MFC": lambda: forest_completion_mst(X, seed=seed).weight,
+        EXACT[0]: lambda: exact_emst(X, library="mlpack")[1].sum(),
+        EXACT[1]: lambda: exact_emst(X, library="hdbscan")[1].sum(),
+    }, repeats=size.dim_repeats)
+    for method in by_dim:
+        by_dim[method][d] = seconds[method]
+    dim_weights[d] = tuple(results[method] for method in by_dim)
 
 dims = np.array(size.dims)
 best_exact = {d: min(by_dim[method][d] for method in EXACT) for d in dims}
@@ -534,7 +556,7 @@ book.show_figure(fig, "fig_dims")
 #
 # **Exact tree algorithms slow down with the dimension, MFC does not: past a crossover it
 # is the faster one.** Left: wall time against $d$ on Gaussian mixtures of
-# {glue:text}`dims_n` points (20 clusters), medians of up to {glue:text}`repeats` runs.
+# {glue:text}`dims_n` points (20 clusters), medians of up to {glue:text}`dim_repeats` runs.
 # Right: MFC's time over that of the faster exact library, labelled with MFC's weight over
 # the MST's; dashed: the crossover.
 # ```
@@ -553,6 +575,7 @@ log2_n = float(np.log2(size.n_dims))
 # no crossover: a value past the sweep, which fails the threshold
 cross_value = cross_d if cross_d is not None else 2 * int(dims[-1])
 book.glue("dims_n", size.n_dims)
+book.glue("dim_repeats", size.dim_repeats)
 book.glue("dims_first", int(dims[0]))
 book.glue("dims_last", int(dims[-1]))
 book.glue("log2_n", log2_n)
@@ -601,8 +624,12 @@ book.claim(
 # the MST at $d=$ {glue:text}`dims_first` and {glue:text}`weight_ratio_last_d:.3f` times at
 # $d=$ {glue:text}`dims_last`: the price in weight falls as the dimension grows, because
 # k-center clusters of well-separated, high-dimensional Gaussians cut few edges of the optimal
-# tree. The rule-of-thumb threshold is $\log_2 n=$ {glue:text}`log2_n:.1f`; the box above gives
-# the verdict, and in how many of five seeds it holds.
+# tree. The rule-of-thumb threshold is $\log_2 n=$ {glue:text}`log2_n:.1f`. Just past the
+# crossover, MFC's lead over the faster library is a few tens of per cent, not much more than
+# a loaded machine moves a wall time: a crossover one step of the sweep later would fail the
+# threshold, which is why the methods take turns (the box above gives in how many of five
+# seeds the claim holds). The shape does not depend on such noise: the exact libraries win by
+# several times in the plane, MFC by an order of magnitude at $d=$ {glue:text}`dims_last`.
 #
 # ### A metric with no tree: edit distance
 #
