@@ -418,7 +418,7 @@ def solve_collocation(pde: PDE, n: int, *, ell: float = 0.1, nugget: float = 1e-
                       test_n: int = 60) -> SolveResult:
     """Our variant of SKS on an ``n`` × ``n`` grid: the same interpolant and differentiation
     matrices, but the collocation equations solved *exactly* (boundary values imposed, the PDE
-    at every interior node) by Newton's method, each Newton system by GMRES with Kronecker
+    at every interior node) by Newton's method, each Newton system by (L)GMRES with Kronecker
     matrix-vector products and a fast preconditioner.
 
     It is the limit of the paper's penalised loss (:func:`solve_sks`) as the penalty weights
@@ -435,12 +435,7 @@ def solve_collocation(pde: PDE, n: int, *, ell: float = 0.1, nugget: float = 1e-
     m = n - 2
     fd_ops = _fd_operators(g)
     # Fast diagonalisation of the interior second-derivative matrices, A_k = V_k diag(l_k) V_k^-1
-    eig = [np.linalg.eig(a) for a in A]
-    # The spectrum is real (A_k is close to a symmetric matrix's similar); real arithmetic
-    # halves the cost of each preconditioner application.
-    real = all(np.abs(e[0].imag).max() <= 1e-8 * np.abs(e[0]).max() for e in eig)
-    lam = [e[0].real if real else e[0] for e in eig]
-    V = [e[1].real if real else e[1] for e in eig]
+    lam, V = zip(*[_real_eigenbasis(a) for a in A])
     Vinv = [np.linalg.inv(v) for v in V]
     first_norm = []  # the first Newton residual, for the inexact-Newton tolerance
 
@@ -484,13 +479,38 @@ def solve_collocation(pde: PDE, n: int, *, ell: float = 0.1, nugget: float = 1e-
         norm = float(np.linalg.norm(rhs))
         first_norm.append(norm)
         rtol = max(gmres_tol, min(0.1, norm / first_norm[0]))
-        sol, _ = spla.gmres(op, rhs, M=pre, rtol=rtol, atol=0.0, restart=100, maxiter=10)
+        # LGMRES (restarted GMRES that keeps error approximations from earlier cycles): measured
+        # 2-3x faster than GMRES(100) here, whose long Arnoldi cycles are costly in SciPy.
+        sol, _ = spla.lgmres(op, rhs, M=pre, rtol=rtol, atol=0.0, maxiter=100)
         return sol
 
     U, its, res = _newton(pde, (g, g), D1, D2, linear_solve, max_iter=max_iter, tol=tol)
     X, Y = np.meshgrid(g, g, indexing="ij")
     test = _test_error(pde, test_n, lambda axes: interp.evaluate(U, axes))
     return SolveResult(U, _relative_error(U, pde, X, Y), its, n * n, res, test, test)
+
+
+def _real_eigenbasis(A: np.ndarray) -> tuple:
+    r"""Real eigenvalues and an invertible real basis that (nearly) diagonalise ``A``.
+
+    The interior block of a kernel differentiation matrix has a real spectrum except for
+    conjugate pairs :math:`a\pm ib` among its near-null, nugget-dominated modes. Each pair's
+    eigenvectors :math:`v,\bar v` are replaced by :math:`\mathrm{Re}\,v,\mathrm{Im}\,v`, on
+    which ``A`` acts as :math:`\begin{pmatrix}a&b\\-b&a\end{pmatrix}`, and given the value
+    :math:`a`: the fast-diagonalisation preconditioner is then exact on the real spectrum,
+    approximate on those pairs, and costs real matrix products only (a quarter of complex
+    ones). GMRES corrects the approximation.
+    """
+    values, vectors = np.linalg.eig(A)  # LAPACK: real eigenvalues exactly real, with real vectors
+    lam, basis = [], []
+    for value, vector in zip(values, vectors.T):
+        if value.imag == 0:
+            lam.append(value.real)
+            basis.append(vector.real)
+        elif value.imag > 0:  # one of each conjugate pair
+            lam += [value.real, value.real]
+            basis += [vector.real, vector.imag]
+    return np.array(lam), np.column_stack(basis)
 
 
 def _test_error(pde: PDE, test_n: int, predict: Callable) -> float:

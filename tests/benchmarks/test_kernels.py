@@ -9,7 +9,7 @@ import pytest
 
 from icml25 import htmp, rate, sae_probing, tta
 from icml25.dct_gmm import ci_test, simulate
-from icml25.kernel_pde import nonlinear_elliptic, solve_daks, solve_sks
+from icml25.kernel_pde import nonlinear_elliptic, solve_collocation, solve_daks
 from icml25.metric_mst import exact_mst, forest_completion_mst, gaussian_mixture
 from icml25.sotdd import otdd_exact, sotdd
 
@@ -52,8 +52,8 @@ def test_dct_gmm_ci_test_n1000_p5(benchmark):
     benchmark(lambda: ci_test(observed, 0, 4, [1, 2, 3]))
 
 
-def test_sks_elliptic_64(benchmark):
-    benchmark(lambda: solve_sks(nonlinear_elliptic(), 64))
+def test_newton_kronecker_elliptic_64(benchmark):
+    benchmark(lambda: solve_collocation(nonlinear_elliptic(), 64))
 
 
 def test_daks_elliptic_24(benchmark):
