@@ -400,6 +400,10 @@ def test_adaptation_helps_on_a_corrupted_stream(source, stream):
     (dict(rounds=0), "rounds"),
     (dict(batch_size=1), "batch_size"),
     (dict(order="sorted"), "order"),
+    (dict(per_visit=1), "per_visit"),
+    (dict(per_visit=101), "per_visit"),
+    (dict(per_visit=2.5), "per_visit"),
+    (dict(order="dirichlet", concentration=0.0), "concentration"),
 ])
 def test_run_stream_rejects_bad_arguments(source, stream, kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -412,3 +416,128 @@ def test_constant_updates_are_left_alone_and_relative_s_waits_for_noise():
     assert rule.S is None and not rule.steady
     rule.observe(0.5)
     assert rule.S is not None and rule.steady
+
+
+# ---------------------------------------------------------------- the harder stream
+
+
+def test_mnist_subset_is_cropped_stratified_and_split_by_seed():
+    x_tr, y_tr, x_te, y_te = tta.load_mnist(seed=0)
+    assert x_tr.shape == (3000, 20, 20) and x_te.shape == (2000, 20, 20)
+    assert x_tr.dtype == np.float32 and 0 <= x_tr.min() and x_tr.max() == 1
+    assert np.array_equal(np.bincount(y_tr), [300] * 10)
+    assert np.array_equal(np.bincount(y_te), [200] * 10)
+    # the crop keeps the digits: MNIST's 4-pixel border holds about 3% of the ink
+    full = tta._mnist5k()[0].reshape(-1, 28, 28)
+    assert 0.95 < full[:, 4:24, 4:24].sum() / full.sum() < 1
+    again = tta.load_mnist(seed=0)
+    assert np.array_equal(again[0], x_tr) and np.array_equal(again[3], y_te)
+    assert not np.array_equal(tta.load_mnist(seed=1)[1], y_tr)
+    assert tta.load_mnist(seed=0, n_train=100, crop=28)[0].shape == (100, 28, 28)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n_train=5), "n_train"), (dict(n_train=4995), "n_train"),
+    (dict(crop=6), "crop"), (dict(crop=30), "crop"),
+])
+def test_load_mnist_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tta.load_mnist(**kwargs)
+
+
+def test_ema_batchnorm_follows_its_formula(source):
+    model = tta.ema_statistics(source, momentum=0.2)
+    layer = tta._bn_layers(model)[0]
+    assert isinstance(layer, tta.EMABatchNorm2d) and layer.ema_momentum == 0.2
+    mean0, var0 = layer.running_mean.clone(), layer.running_var.clone()
+    z = torch.randn(8, layer.num_features, 5, 5) * 2 + 1
+    out = layer(z)
+    mean = 0.8 * mean0 + 0.2 * z.mean(dim=(0, 2, 3))
+    var = 0.8 * var0 + 0.2 * z.var(dim=(0, 2, 3), unbiased=False)
+    torch.testing.assert_close(layer.running_mean, mean)
+    torch.testing.assert_close(layer.running_var, var)
+    expected = ((z - mean[None, :, None, None]) / torch.sqrt(var + layer.eps)[None, :, None, None]
+                * layer.weight[None, :, None, None] + layer.bias[None, :, None, None])
+    torch.testing.assert_close(out, expected)
+    # the same in train mode; the source model is untouched
+    layer.train()
+    layer(z)
+    assert not torch.equal(layer.running_mean, mean)
+    assert all(type(m) is torch.nn.BatchNorm2d for m in tta._bn_layers(source))
+
+
+def test_ema_statistics_moves_a_share_of_the_way_on_one_class_batches(source):
+    # a batch of one class pulls robust BN's statistics by the momentum only, while plain
+    # test-batch normalisation takes them whole
+    ones = torch.as_tensor(X_TEST[Y_TEST == 1][:32])
+    plain, robust = tta.BNStats(source), tta.BNStats(tta.ema_statistics(source, 0.05))
+    before = tta._bn_layers(robust.model)[0].running_mean.clone()
+    robust.adapt(ones)
+    after = tta._bn_layers(robust.model)[0].running_mean
+    with torch.no_grad():
+        first = source.features[0](tta.as_batch(ones).contiguous(
+            memory_format=torch.channels_last))
+    torch.testing.assert_close(after, 0.95 * before + 0.05 * first.mean(dim=(0, 2, 3)))
+    assert plain.adapt(ones).shape == (32, 10)
+
+
+def test_tent_adapts_affine_parameters_and_keeps_ema_statistics(source, stream):
+    method = tta.Tent(tta.ema_statistics(source), lr=0.05)
+    layer = tta._bn_layers(method.model)[0]
+    before = layer.running_mean.clone()
+    method.adapt(stream[0].x[:32])
+    assert layer.running_mean is not None and not torch.equal(layer.running_mean, before)
+    assert not torch.equal(method.flat(), method.theta_src)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(momentum=0.0), "momentum"), (dict(momentum=1.5), "momentum"),
+])
+def test_ema_statistics_rejects_bad_arguments(source, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tta.ema_statistics(source, **kwargs)
+    with pytest.raises(ValueError, match="no BatchNorm2d"):
+        tta.ema_statistics(torch.nn.Linear(3, 2))
+
+
+def classes_per_batch(labels, order, batch=32):
+    return np.mean([len(np.unique(labels[order[i:i + batch]]))
+                    for i in range(0, len(order), batch)])
+
+
+def test_dirichlet_order_is_a_permutation_that_groups_classes():
+    labels = np.repeat(np.arange(10), 40)
+    rng = np.random.default_rng(0)
+    order = tta.dirichlet_order(labels, 0.1, rng)
+    assert np.array_equal(np.sort(order), np.arange(400))
+    iid = classes_per_batch(labels, np.random.default_rng(1).permutation(400))
+    assert classes_per_batch(labels, order) < 0.7 * iid
+    # a large concentration tends to the i.i.d. order
+    spread = tta.dirichlet_order(labels, 1e4, np.random.default_rng(2))
+    assert classes_per_batch(labels, spread) > 0.9 * iid
+    again = tta.dirichlet_order(labels, 0.1, np.random.default_rng(0))
+    assert np.array_equal(order, again)
+    with pytest.raises(ValueError, match="concentration"):
+        tta.dirichlet_order(labels, -1.0, rng)
+    with pytest.raises(ValueError, match="slots"):
+        tta.dirichlet_order(labels, 0.1, rng, slots=0)
+
+
+def test_visits_subsample_each_domain_afresh_and_methods_share_batches(source, stream):
+    seen = []
+
+    class Recorder(tta.Source):
+        def adapt(self, x):
+            seen.append(x.clone())
+            return super().adapt(x)
+
+    result = tta.run_stream(lambda: Recorder(source), stream, rounds=2, batch_size=16,
+                            per_visit=48, order="dirichlet", seed=3)
+    assert result.step_round.shape == (2 * 2 * 3,) and result.errors.shape == (2, 2)
+    first, second = torch.cat(seen[:3]), torch.cat(seen[6:9])  # domain 0, rounds 1 and 2
+    assert len(first) == 48 and not torch.equal(first, second)
+    seen_again = list(seen)
+    seen.clear()
+    tta.run_stream(lambda: Recorder(source), stream, rounds=2, batch_size=16, per_visit=48,
+                   order="dirichlet", seed=3)
+    assert all(torch.equal(a, b) for a, b in zip(seen, seen_again))
