@@ -544,7 +544,9 @@ s_table
 #   stream. With the author's absolute $S$ it lowers CMF's error on the hard stream by about
 #   two points in the publication seeds, with an interval that barely clears zero; in
 #   other sets of five seeds the difference shrinks to a fraction of a point (the box gives
-#   in how many of five sets the claim holds). It does so by nearly freezing the weights,
+#   in how many of five sets the claim holds), and the same seeds computed with AVX-512
+#   kernels instead of the pinned AVX2 ones give -0.020 with an interval that reaches zero:
+#   a fragile verdict, not a finding. It does so by nearly freezing the weights,
 #   which the normalisation alone does better still. The paper's gains are measured on ResNets over ImageNet-scale streams with
 #   an absolute $S$ tuned there; a network of 33k parameters cannot say whether they
 #   transfer.
