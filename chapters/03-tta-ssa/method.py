@@ -301,8 +301,8 @@ print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
 # {glue:text}`ex_abs_last:.3f`, on its way to 0.014. Every update is shrunk by two orders of
 # magnitude or more, so the weights all but stop where they were when the buffer filled:
 # SSA becomes "adapt until the buffer is full, then barely move", and what remains is the
-# gain of the BatchNorm statistics, which needs no gradient. Section 4 of
-# [the reproduction](reproduction.ipynb) runs the author's $S$ on the real stream, where
+# gain of the BatchNorm statistics, which needs no gradient. Section 5 of
+# [the reproduction](reproduction.ipynb) runs the author's $S$ on real digits, where
 # $g_t$ has its own scale. $S$ is a level of weight noise in the units of one model, so
 # it does not transfer between models.
 #
@@ -327,9 +327,9 @@ print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
 # per-channel affine map can undo. Second, few parameters give an unsupervised loss few
 # degrees of freedom to exploit: putting every prediction on one class also minimises the
 # entropy. The code checks the second reason by running TENT's loss on *all* the weights
-# over one pass of the stream, at the reproduction's hot learning rate (ten times the
-# default), and measures the error and how many of the last domain's predictions fall on
-# the single most predicted class.
+# over one pass of the stream, at ten times the default learning rate, and measures the
+# error and how many of the last domain's predictions fall on the single most predicted
+# class.
 
 # %%
 class TentAllWeights(tta.Tent):
