@@ -221,3 +221,14 @@ def test_bad_training_input_raises(phantoms):
         R.train(R.SmallUNet(4), phantoms, epochs=0)
     with pytest.raises(ValueError, match="cannot train"):
         R.train(torch.nn.Linear(2, 2), phantoms)
+
+
+def test_bootstrap_interval_covers_the_mean_and_rejects_bad_input():
+    v = np.random.default_rng(0).normal(1.0, 1.0, 200)
+    m, (lo, hi) = R.bootstrap_ci(v, n_boot=2000, seed=1)
+    assert lo < m < hi and m == pytest.approx(v.mean())
+    assert hi - lo == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
+    with pytest.raises(ValueError):
+        R.bootstrap_ci([])
+    with pytest.raises(ValueError):
+        R.bootstrap_ci([1.0, np.nan])

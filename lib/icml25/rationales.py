@@ -399,6 +399,23 @@ def iou_at_area(heat, evidence) -> np.ndarray:
     return iou(top.reshape(-1, *shape[-2:]), e.reshape(-1, *shape[-2:])).reshape(shape[:-2])
 
 
+def bootstrap_ci(values, *, n_boot: int = 10000, level: float = 0.95, seed=0):
+    r"""Mean of ``values`` and its percentile bootstrap interval: ``(mean, (lo, hi))``.
+
+    Resamples the values (one per image) with replacement ``n_boot`` times; the interval holds
+    the central ``level`` of the resampled means.
+    """
+    v = np.asarray(values, float).ravel()
+    if v.size == 0 or not np.isfinite(v).all():
+        raise ValueError("bootstrap_ci needs a non-empty array of finite values")
+    if n_boot < 1 or not 0 < level < 1:
+        raise ValueError(f"n_boot must be positive and level in (0, 1): {n_boot}, {level}")
+    idx = np.random.default_rng(seed).integers(0, v.size, size=(n_boot, v.size))
+    means = v[idx].mean(1)
+    a = (1 - level) / 2
+    return float(v.mean()), (float(np.quantile(means, a)), float(np.quantile(means, 1 - a)))
+
+
 def random_maps(shape, *, seed=0) -> np.ndarray:
     """Uniform random heat maps of ``shape`` (the chance level of every localisation metric)."""
     return np.random.default_rng(seed).random(shape)
