@@ -48,7 +48,7 @@ if mode == "paper":  # trains here: minutes
 else:  # the committed models of this seed (python -m icml25.rationales train)
     models, config = R.load_models(seed, text)
 COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
-           "random": book.PALETTE[7], "evidence": book.PALETTE[3], "low": book.PALETTE[5]}
+           "random": book.PALETTE[7], "evidence": book.PALETTE[3]}
 SHORT = ["PZ", "TZ", "circ.", "non-circ.", "homog.", "heterog.", "moderate", "marked",
          "restricted", "normal"]
 
@@ -85,7 +85,8 @@ for ax, c, name in zip(axes, range(3), ("T2W", "DWI", "ADC")):
     ax.imshow(test.images[two, c], cmap="gray")
     ax.set_title(name, fontsize=9)
 axes[3].imshow(test.zones[two], cmap="Greys", vmin=0, vmax=3)
-axes[3].contour(test.lesion[two], levels=[0.5], colors=[COLOURS["evidence"]], linewidths=1)
+axes[3].contour(test.lesion[two], levels=[0.5], colors=[COLOURS["evidence"]],
+                linewidths=1)
 axes[3].set_title("zones, lesions", fontsize=9)
 k_margin = R.GROUP_START["margin"] + 1
 ev = test.evidence[two, k_margin] if test.labels[two, k_margin] else \
@@ -188,7 +189,8 @@ book.show_figure(fig, "fig_gram")
 book.claim(
     "disentangled",
     "the trained concept vectors are closer to orthogonal than the sentence embeddings "
-    "they project: their mean squared off-diagonal cosine is at most a quarter of MiniLM's",
+    "they project: their mean squared off-diagonal cosine is at most a quarter of "
+    "MiniLM's",
     mean_sq_trained / mean_sq_text, "<=", 0.25,
     kind="check",
     shown=(mean_sq_trained, mean_sq_text),
@@ -225,8 +227,8 @@ book.glue("tau", config["tau"])
 book.glue("train_minutes", int(round(5 * cpu / 60)))
 book.glue("ckpt_kb", int(book.data.path(R.CHECKPOINT).stat().st_size / 1024))
 NAMES = {"rationale": "rationale model", "unet": "U-Net",
-         "classifier": "concept classifier", "rationale_low": "rationale model, low data",
-         "unet_low": "U-Net, low data"}
+         "classifier": "concept classifier",
+         "rationale_low": "rationale model, low data", "unet_low": "U-Net, low data"}
 for name, label in NAMES.items():
     rec = models[name][1]
     print(f"{label:30s} {rec['n_train']:5d} images, {rec['epochs']:3d} epochs, "
@@ -236,7 +238,8 @@ for name, label in NAMES.items():
 fig, ax = book.figure(1, height=2.8)
 styles = {"rationale": ("-", COLOURS["rationale"]), "unet": ("-", COLOURS["unet"]),
           "classifier": ("-", COLOURS["gradcam"]),
-          "rationale_low": ("--", COLOURS["rationale"]), "unet_low": ("--", COLOURS["unet"])}
+          "rationale_low": ("--", COLOURS["rationale"]),
+          "unet_low": ("--", COLOURS["unet"])}
 for name, (ls, colour) in styles.items():
     h = models[name][1]["history"]
     steps = np.linspace(0, 1, len(h) + 1)[1:]

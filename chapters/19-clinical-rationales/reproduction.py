@@ -106,8 +106,8 @@ for (setting, key), s in dice.items():
     print(f"{setting:16s} {label:10s} {s['gland'].mean():6.3f} {s['zone'].mean():6.3f} "
           f"{s['lesion'].mean():6.3f}")
 PARTS = ("gland", "zone", "lesion")
-gap = {(setting, part): ci(dice[setting, "rationale"][part] - dice[setting, "unet"][part],
-                           10 + 3 * i + j)
+gap = {(setting, part): ci(dice[setting, "rationale"][part]
+                           - dice[setting, "unet"][part], 10 + 3 * i + j)
        for i, setting in enumerate(settings) for j, part in enumerate(PARTS)}
 for setting in settings:
     for key in ("rationale", "unet"):
@@ -124,7 +124,8 @@ for ax, setting in zip(axes, settings):
             ax.bar(j + off, v, width=0.36, color=COLOURS[key],
                    label=("rationale model" if key == "rationale" else "U-Net")
                    if j == 0 else None)
-            ax.errorbar(j + off, v, yerr=[[v - lo], [hi - v]], color="k", capsize=2, lw=1)
+            ax.errorbar(j + off, v, yerr=[[v - lo], [hi - v]], color="k", capsize=2,
+                        lw=1)
     ax.set_xticks(range(3), ["gland", "zones", "lesion"])
     ax.set_title(setting, fontsize=10)
     ax.set_ylim(0, 1.05)
@@ -167,7 +168,8 @@ on_par("seg-lesion", "all data", "lesion", SEG_PAPER)
 on_par("seg-zone", "all data", "zone", SEG_PAPER)
 on_par("seg-lesion-low", "low data", "lesion", SEG_PAPER)
 on_par("seg-lesion-shift", "shifted scanner", "lesion",
-       "zero-shot lesion DSC 0.426 against the U-Net's 0.348 on Prostate158 (unseen site)")
+       "zero-shot lesion DSC 0.426 against the U-Net's 0.348 on Prostate158 "
+       "(unseen site)")
 
 # %% [markdown]
 # With all training images the rationale model's lesion Dice is
@@ -259,7 +261,7 @@ book.show_figure(fig, "fig_localisation")
 
 # %% tags=["nbval-check-output"]
 LOC_PAPER = ("localizes fine-grained clinical concepts without pixel-level concept "
-             "annotations; heat-map evidence per concept (overview figure, section 5.4)")
+             "annotations; heat-map evidence per concept (overview figure)")
 for k, what in (("pointing", "pointing-game accuracy"), ("iou", "IoU at area")):
     book.claim(
         f"loc-{k}-gradcam",
@@ -271,11 +273,12 @@ for k, what in (("pointing", "pointing-game accuracy"), ("iou", "IoU at area")):
         note=f"ours: rationale model, {LABELS[best[k]]}; interval: paired bootstrap "
         "over test images",
     )
-rand_gap = ci(img_scores["rationale"]["pointing"] - img_scores["random"]["pointing"], 52)
+rand_gap = ci(img_scores["rationale"]["pointing"]
+              - img_scores["random"]["pointing"], 52)
 book.claim(
     "loc-random",
-    "the rationale model's concept maps beat random maps in pointing-game accuracy by at "
-    "least 0.3",
+    "the rationale model's concept maps beat random maps in pointing-game accuracy by "
+    "at least 0.3",
     rand_gap[0], ">=", 0.3, interval=rand_gap[1],
     shown=(loc["rationale", "pointing"][0], loc["random", "pointing"][0]),
     rtol=1e-3, atol=0.02, paper=LOC_PAPER,

@@ -636,7 +636,8 @@ def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: 
     """
     torch = _torch()
     if epochs < 1 or batch_size < 1 or lr <= 0:
-        raise ValueError(f"epochs, batch_size and lr must be positive: {epochs}, {batch_size}, {lr}")
+        raise ValueError("epochs, batch_size and lr must be positive, got "
+                         f"{epochs}, {batch_size}, {lr}")
     if not isinstance(model, (SmallUNet, RationaleModel, ConceptClassifier)):
         raise ValueError(f"cannot train a {type(model).__name__}")
     torch.manual_seed(int(np.random.default_rng(seed).integers(2**31)))
@@ -704,7 +705,8 @@ def segmentation_scores(pred: dict, data: Phantoms) -> dict:
     """Per-image Dice of the gland, the zones (mean of PZ and TZ) and the lesion (on images with
     a lesion); each an array."""
     gland = dice(pred["zones"] > 0, data.zones > 0)
-    zone = (dice(pred["zones"] == 1, data.zones == 1) + dice(pred["zones"] == 2, data.zones == 2)) / 2
+    zone = (dice(pred["zones"] == 1, data.zones == 1)
+            + dice(pred["zones"] == 2, data.zones == 2)) / 2
     has = data.lesion.any((1, 2))
     return dict(gland=gland, zone=zone, lesion=dice(pred["lesion"][has], data.lesion[has]))
 
