@@ -35,7 +35,7 @@ from icml25 import book
 from icml25 import rationales as R
 
 SIZES = {
-    "quick": dict(n_test=60, n_random=100),
+    "quick": dict(n_test=40, n_random=100),
     "book": dict(n_test=300, n_random=2000),
     "paper": dict(n_test=1000, n_random=2000),
 }
@@ -276,7 +276,7 @@ for k, hit in zip(present, hits):
     print(f"{R.CONCEPTS[k]:55.55s} {'hit' if hit else 'miss'}")
 
 # %% tags=["remove-output"]
-fig, axes = book.figure(len(present), 2, height=1.45)
+fig, axes = book.figure(len(present), 2, height=0.95)
 for j, k in enumerate(present):
     axes[0, j].imshow(maps[0, k], cmap="magma", vmin=-1, vmax=1)
     peak = np.unravel_index(maps[0, k].argmax(), maps[0, k].shape)

@@ -53,7 +53,7 @@ from icml25 import book
 from icml25 import rationales as R
 
 SIZES = {
-    "quick": dict(n_test=150, n_boot=1000),
+    "quick": dict(n_test=80, n_boot=500),
     "book": dict(n_test=600, n_boot=10000),
     "paper": dict(n_test=2000, n_boot=10000),
 }
@@ -116,31 +116,32 @@ for setting in settings:
                       float(dice[setting, key][part].mean()))
 
 # %% tags=["remove-output"]
-fig, axes = book.figure(3, height=2.9, sharey=True)
+fig, axes = book.figure(3, height=2.6, sharey=True)
 for ax, setting in zip(axes, settings):
     for j, part in enumerate(("gland", "zone", "lesion")):
-        for off, key in ((-0.18, "rationale"), (0.18, "unet")):
+        for off, key, marker in ((-0.12, "rationale", "o"), (0.12, "unet", "s")):
             v, (lo, hi) = ci(dice[setting, key][part], 40 + j)
-            ax.bar(j + off, v, width=0.36, color=COLOURS[key],
-                   label=("rationale model" if key == "rationale" else "U-Net")
-                   if j == 0 else None)
-            ax.errorbar(j + off, v, yerr=[[v - lo], [hi - v]], color="k", capsize=2,
-                        lw=1)
+            ax.errorbar(j + off, v, yerr=[[v - lo], [hi - v]], color=COLOURS[key],
+                        marker=marker, capsize=2, lw=1, ls="none",
+                        label=("rationale model" if key == "rationale" else "U-Net")
+                        if j == 0 else None)
     ax.set_xticks(range(3), ["gland", "zones", "lesion"])
+    ax.set_xlim(-0.5, 2.5)
     ax.set_title(setting, fontsize=10)
-    ax.set_ylim(0, 1.05)
-axes[0].set_ylabel("Dice")
-axes[0].legend(loc="lower left", fontsize=8)
+axes[0].set_ylabel("Dice (mean)")
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
+           fontsize=8)
 book.show_figure(fig, "fig_dice")
 
 # %% [markdown]
 # ```{glue:figure} fig_dice
-# :alt: Three bar charts of Dice scores with bootstrap error bars, for all training data, a quarter of the data, and a shifted scanner. In each, paired bars for the rationale model (blue) and the U-Net (grey) for gland, zones and lesion. Gland and zone bars are near 1 in the first two panels and lower on the shifted scanner; the lesion bars are lower, especially on the shifted scanner.
+# :alt: Three panels of mean Dice scores with bootstrap error bars, for all training data, a quarter of the data, and a shifted scanner. In each, a blue circle for the rationale model and a grey square for the U-Net, for gland, zones and lesion. In the first two panels all scores lie between about 0.95 and 1, the U-Net's slightly higher; on the shifted scanner all scores drop, the zones most, and the two models are close.
 # :name: fig-19-dice
 #
-# **The rationale objectives leave segmentation where the U-Net has it.** Mean Dice per
-# structure and setting (lesion Dice over the test images that have a lesion); error bars:
-# 95% bootstrap over test images.
+# **The rationale model segments a little below the U-Net on the training scanner and
+# keeps up with it on a new one.** Mean Dice per structure and setting (lesion Dice over
+# the test images that have a lesion; the axis does not start at zero); error bars: 95%
+# bootstrap over test images.
 # ```
 
 # %% tags=["nbval-check-output"]
@@ -164,9 +165,11 @@ def on_par(id, setting, part, paper, note=""):
     )
 
 
-on_par("seg-lesion", "all data", "lesion", SEG_PAPER)
-on_par("seg-zone", "all data", "zone", SEG_PAPER)
-on_par("seg-lesion-low", "low data", "lesion", SEG_PAPER)
+SHARED = ("; the decoder's last features also feed the embedding head, and the U-Net "
+          "is near its ceiling")
+on_par("seg-lesion", "all data", "lesion", SEG_PAPER, SHARED)
+on_par("seg-zone", "all data", "zone", SEG_PAPER, SHARED)
+on_par("seg-lesion-low", "low data", "lesion", SEG_PAPER, SHARED)
 on_par("seg-lesion-shift", "shifted scanner", "lesion",
        "zero-shot lesion DSC 0.426 against the U-Net's 0.348 on Prostate158 "
        "(unseen site)")
@@ -180,9 +183,14 @@ on_par("seg-lesion-shift", "shifted scanner", "lesion",
 # on the shifted scanner {glue:text}`dice_shifted_rationale_lesion:.3f` against
 # {glue:text}`dice_shifted_unet_lesion:.3f` ({numref}`fig-19-dice`). The claims ask for
 # *on par* (a mean difference of at least $-0.02$), not for the paper's gain of 0.048 in
-# lesion Dice: on phantoms whose lesions a small U-Net already segments well, there is
-# little room for a gain. Both models lose accuracy on the second scanner, the zones
-# more than the gland.
+# lesion Dice: on phantoms whose lesions a small U-Net segments almost perfectly, there is
+# no room for a gain, and the rationale model stays a little below the U-Net in
+# distribution. Its decoder's last features serve the segmentation heads and the
+# embedding head at once; how much that costs varies with the initialisation, so the
+# on-par claims for the lesion hold in some seeds only (the boxes give the count). On the
+# shifted scanner both models lose accuracy, the zones most, and the rationale model
+# keeps up with the U-Net in every seed: the paper's zero-shot gain is not reproduced,
+# but neither is a loss.
 
 # %% [markdown]
 # ## 2. Do the concept maps point to the evidence?
@@ -245,7 +253,8 @@ for ax, k, title in ((axes[0], "pointing", "pointing game"),
     ax.set_title(title, fontsize=10)
     ax.set_ylim(0, 1.05)
 axes[0].set_ylabel("mean over concept maps")
-axes[0].legend(loc="upper center", bbox_to_anchor=(1.0, -0.25), ncol=4, fontsize=8)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+           fontsize=8)
 book.show_figure(fig, "fig_localisation")
 
 # %% [markdown]
@@ -271,7 +280,8 @@ for k, what in (("pointing", "pointing-game accuracy"), ("iou", "IoU at area")):
         shown=(loc["rationale", k][0], loc[best[k], k][0]),
         rtol=1e-3, atol=0.02, paper=LOC_PAPER,
         note=f"ours: rationale model, {LABELS[best[k]]}; interval: paired bootstrap "
-        "over test images",
+        "over test images" + ("; the heat maps peak on the right lesion but light up "
+                              "only part of it" if k == "iou" else ""),
     )
 rand_gap = ci(img_scores["rationale"]["pointing"]
               - img_scores["random"]["pointing"], 52)
@@ -295,12 +305,19 @@ book.claim(
 # {glue:text}`loc_gradcam_b_iou:.3f` and {glue:text}`loc_random_iou:.3f`
 # ({numref}`fig-19-localisation`).
 #
-# The classifier's Grad-CAM knows *that* a concept is in the image; its map need not
-# separate two lesions, nor stay off the benign nodule. The rationale model's heat maps
-# are asked, through Align, to match each lesion's own concepts and, for every other pixel,
-# the normal-tissue phrase. Neither method sees an evidence map. Most evidence here is the
-# lesion itself: the maps are judged on whether they find the right lesion for the
-# concept, less on where inside it they point.
+# The two scores disagree, and the figure shows why. The **pointing game** asks whether
+# the map's peak is on the right lesion: the rationale model wins it in every seed, by a
+# wide margin for location and margin, the concepts that separate the two lesions of an
+# image. The classifier's Grad-CAM knows *that* a concept is in the image, but a linear
+# head on average-pooled features cannot say which lesion carries it. The **IoU at area**
+# asks whether the map's top pixels cover the whole evidence: there the full-resolution
+# Grad-CAM wins in most seeds, because its map follows the lesion mask that the
+# classifier's U-Net segments, while the rationale model's heat maps light up only part of
+# each lesion. Align pools a lesion's pixels, so only their sum must match the concepts,
+# and nothing asks every pixel of the lesion to. Grad-CAM at the bottleneck, the usual
+# choice for a classifier, points off the lesions almost always, below random maps: the
+# classifier reads the decoder's full-resolution features, which receive the lesions
+# through the skip connections, not through the bottleneck.
 
 # %% [markdown]
 # ## 3. Questions answered from the model
