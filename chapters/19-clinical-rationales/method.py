@@ -255,7 +255,7 @@ book.show_figure(fig, "fig_training")
 # :alt: Training loss on a logarithmic scale against the share of training for five models. All curves fall steeply and flatten; the rationale model's losses start higher because they include the Align and Disen terms; the dashed low-data curves end lowest.
 # :name: fig-19-training
 #
-# **Every model has converged by the end of its schedule.** Mean training loss per epoch,
+# **All five losses flatten out by the end of the schedule.** Mean training loss per epoch,
 # read from the committed models' records; dashed: trained on a quarter of the images for
 # the same number of steps. The losses differ in their terms and are not comparable
 # between models.
@@ -338,6 +338,7 @@ print(f"pointing: random {R.pointing_game(rand, ev).mean():.3f}, predicted "
 print(f"IoU at area: random {R.iou_at_area(rand, ev).mean():.3f}, predicted "
       f"{(a / (2 - a)).mean():.3f}")
 book.glue("ex_share", float(a.mean()))
+
 
 # %% [markdown]
 # The evidence covers {glue:text}`ex_share:.1%` of an image on average.

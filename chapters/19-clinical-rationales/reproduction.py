@@ -307,15 +307,17 @@ book.claim(
 #
 # The two scores disagree, and the figure shows why. The **pointing game** asks whether
 # the map's peak is on the right lesion: the rationale model wins it in every seed, by a
-# wide margin for location and margin, the concepts that separate the two lesions of an
-# image. The classifier's Grad-CAM knows *that* a concept is in the image, but a linear
-# head on average-pooled features cannot say which lesion carries it. The **IoU at area**
+# wide margin for location and margin, the concepts that most often separate the two
+# lesions of an image, while Grad-CAM points as well or better for texture and diffusion
+# in this run. The classifier's Grad-CAM knows *that* a concept is in the image, but a
+# linear head on average-pooled features cannot say which lesion carries it. The **IoU at area**
 # asks whether the map's top pixels cover the whole evidence: there the full-resolution
 # Grad-CAM wins in most seeds, because its map follows the lesion mask that the
 # classifier's U-Net segments, while the rationale model's heat maps light up only part of
 # each lesion. Align pools a lesion's pixels, so only their sum must match the concepts,
 # and nothing asks every pixel of the lesion to. Grad-CAM at the bottleneck, the usual
-# choice for a classifier, points off the lesions almost always, below random maps: the
+# choice for a classifier, points off the lesions almost always in this run, below random
+# maps: the
 # classifier reads the decoder's full-resolution features, which receive the lesions
 # through the skip connections, not through the bottleneck.
 
@@ -424,7 +426,10 @@ for q, what in (("present", "whether a lesion is present"),
 # with {glue:text}`ans_score:.3f` (chance {glue:text}`chance_score:.3f`). The concept
 # classifier, trained directly on the concepts as image labels, answers with
 # {glue:text}`cls_present:.3f`, {glue:text}`cls_location:.3f` and
-# {glue:text}`cls_score:.3f` ({numref}`fig-19-answers`). The score is the hardest question:
+# {glue:text}`cls_score:.3f` ({numref}`fig-19-answers`): it finds lesions, but in this
+# run its location answers are no better than chance, since a linear head on features averaged
+# over the image cannot tie a lesion to its zone, while the rationale model pools its
+# embeddings over the lesion it segmented. The score is the hardest question for both:
 # three descriptors must all be read right, and a wrong one moves the score by a point.
 #
 # ## What differs from the paper, and why
