@@ -232,3 +232,16 @@ def test_bootstrap_interval_covers_the_mean_and_rejects_bad_input():
         R.bootstrap_ci([])
     with pytest.raises(ValueError):
         R.bootstrap_ci([1.0, np.nan])
+
+
+def test_train_models_records_every_model_and_committed_seeds_are_checked():
+    tiny = dict(R.TRAINING, size=20, n_train=16, n_low=8, epochs=1, batch_size=8)
+    text = np.random.default_rng(0).normal(size=(len(R.TEXTS), 8)).astype(np.float32)
+    out = R.train_models(0, tiny, text, names=["unet", "rationale_low"])
+    assert set(out) == {"unet", "rationale_low"}
+    assert out["unet"][1]["epochs"] == 1 and out["rationale_low"][1]["epochs"] == 2
+    assert len(out["rationale_low"][1]["history"]) == 2
+    with pytest.raises(ValueError, match="seeds"):
+        R.load_models(99)
+    with pytest.raises(ValueError, match="kind"):
+        R.build("MLP", text, tiny)

@@ -384,7 +384,7 @@ def retrieval(model, data):
 for name in ("rationale", "align_only"):
     acc, t = retrieval(models[name][0], test)
     sq = float(((t @ t.T)[off] ** 2).mean())
-    print(f"{name:11s} mean squared cosine {sq:.3f}; retrieval "
+    print(f"{name:11s} mean sq. cosine {sq:.3f}; retrieval "
           + ", ".join(f"{g} {v:.2f}" for g, v in acc.items()))
     book.glue(f"ex_sq_{name}", sq)
 

@@ -732,8 +732,12 @@ def gradcam_maps(model: ConceptClassifier, data: Phantoms, layer: str = "dec1") 
     full resolution, or ``"bottleneck"``, a quarter, upsampled bilinearly). Returns
     ``(n, K, H, W)``.
     """
+    import warnings
+
     torch = _torch()
-    from captum.attr import LayerAttribution, LayerGradCam
+    with warnings.catch_warnings():  # captum imports tqdm.auto, which warns in Jupyter
+        warnings.simplefilter("ignore")
+        from captum.attr import LayerAttribution, LayerGradCam
 
     if layer not in ("dec1", "bottleneck"):
         raise ValueError(f"layer must be 'dec1' or 'bottleneck', got {layer!r}")
