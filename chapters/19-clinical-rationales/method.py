@@ -411,8 +411,11 @@ for name in ("rationale", "align_only"):
 # :class: dropdown
 # ```
 #
-# Standardising divides out a gain exactly and leaves every non-linear or spatial change:
-# the contrast curve, the bias field, the blur and the noise.
+# Standardising would divide out a gain of the whole image exactly, but the scanner adds its
+# noise after the gain, so a gain also changes the signal-to-noise ratio, which no
+# rescaling undoes. Nothing linear undoes a spatial change either: the bias field, which
+# brightens one side of the image, moves the standardised images most, then the noise and
+# the blur; the contrast curve matters about as little as the gain at these intensities.
 
 # %%
 base = R.make_phantoms(50, config["size"], seed=[seed, 7])
