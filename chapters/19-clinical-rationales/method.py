@@ -208,14 +208,15 @@ book.claim(
 #
 # ## Training
 #
-# The U-Net {cite}`ronneberger2015unet` here has two levels of {glue:text}`width`,
-# {glue:text}`width2` and {glue:text}`width4` channels; the pixel embeddings have
-# $d={}${glue:text}`dim` dimensions and $\tau={}${glue:text}`tau`. Training every model of
-# the chapter for the five seeds of its record takes about {glue:text}`train_minutes`
-# minutes on one core, more than a chapter may spend, so the models were trained once by
-# `python -m icml25.rationales train` and committed (their weights take
-# {glue:text}`ckpt_kb` kB); the notebooks load the models of their seed and show the
-# training records. In `paper` mode the notebooks train larger models here instead.
+# The U-Net {cite}`ronneberger2015unet` here works at three resolutions with
+# {glue:text}`width`, {glue:text}`width2` and {glue:text}`width4` channels; the pixel
+# embeddings have $d={}${glue:text}`dim` dimensions and $\tau={}${glue:text}`tau`. Training
+# every model of the chapter for the five seeds of its record takes about
+# {glue:text}`train_minutes` minutes on one core, far more than the minute a chapter of
+# this book runs, so the models were trained once by `python -m icml25.rationales train`
+# and committed (their weights take {glue:text}`ckpt_kb` kB); the notebooks load the
+# models of their seed and show the training records. In `paper` mode the notebooks train
+# larger models here instead (about an hour on a laptop CPU).
 
 # %%
 cpu = sum(rec["cpu_s"] for _, rec in models.values())
