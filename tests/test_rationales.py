@@ -245,3 +245,11 @@ def test_train_models_records_every_model_and_committed_seeds_are_checked():
         R.load_models(99)
     with pytest.raises(ValueError, match="kind"):
         R.build("MLP", text, tiny)
+
+
+def test_chapter_models_are_the_committed_ones_outside_paper_mode():
+    models, config = R.chapter_models(0, "book")
+    committed, committed_config = R.load_models(0)
+    assert config == committed_config and set(models) == set(committed)
+    with pytest.raises(ValueError, match="mode"):
+        R.chapter_models(0, "fast")

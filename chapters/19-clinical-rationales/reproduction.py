@@ -59,12 +59,9 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-PAPER_TRAINING = dict(R.TRAINING, size=48, n_train=3000, n_low=750, epochs=40)
 text = R.load_concept_embeddings()
-if mode == "paper":  # trains here: minutes
-    models, config = R.train_models(seed, PAPER_TRAINING, text), PAPER_TRAINING
-else:  # the committed models of this seed (python -m icml25.rationales train)
-    models, config = R.load_models(seed, text)
+# the committed models of this seed; paper mode trains them here (minutes)
+models, config = R.chapter_models(seed, mode, text)
 model = {name: m for name, (m, _) in models.items()}
 COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
            "gradcam_b": book.PALETTE[4], "random": book.PALETTE[7]}

@@ -919,6 +919,22 @@ def load_models(seed: int, text=None) -> tuple[dict, dict]:
     return out, config
 
 
+#: The training of ``mode = "paper"``: larger phantoms, five times the images, trained live.
+PAPER_TRAINING = dict(TRAINING, size=48, n_train=3000, n_low=750, epochs=40)
+
+
+def chapter_models(seed: int, mode: str, text=None) -> tuple[dict, dict]:
+    """The models a chapter run uses and their training config: trained here on
+    :data:`PAPER_TRAINING` in paper mode (minutes), else the committed ones of ``seed``
+    (:func:`load_models`; ``python -m icml25.rationales train`` makes them)."""
+    if mode not in ("quick", "book", "paper"):
+        raise ValueError(f"mode must be 'quick', 'book' or 'paper', got {mode!r}")
+    if mode == "paper":
+        text = load_concept_embeddings() if text is None else text
+        return train_models(seed, PAPER_TRAINING, text), dict(PAPER_TRAINING)
+    return load_models(seed, text)
+
+
 def main(argv=None) -> None:  # pragma: no cover
     """``python -m icml25.rationales embed data/rationales/concepts.npz`` and
     ``python -m icml25.rationales train data/rationales/models.pt [--jobs 2]``."""
