@@ -444,7 +444,11 @@ class UnifiedNet(_nn().Module):
 def scheduler(kind: str = "ddpm"):
     """``diffusers``' DDPM or DDIM scheduler with the paper's settings: 200 training steps,
     the cosine (``squaredcos_cap_v2``) schedule, epsilon prediction."""
-    from diffusers import DDIMScheduler, DDPMScheduler
+    import warnings
+
+    with warnings.catch_warnings():  # diffusers imports tqdm.auto, which warns in Jupyter
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from diffusers import DDIMScheduler, DDPMScheduler
 
     cls = {"ddpm": DDPMScheduler, "ddim": DDIMScheduler}.get(kind)
     if cls is None:
