@@ -32,9 +32,9 @@ from icml25 import book
 from icml25 import cell_diff as C
 
 SIZES = {
-    "quick": dict(n_show=4, ddim_steps=10, n_ex=32),
-    "book": dict(n_show=4, ddim_steps=20, n_ex=96),
-    "paper": dict(n_show=4, ddim_steps=50, n_ex=256),
+    "quick": dict(ddim_steps=10, n_ex=16, n_cls=500),
+    "book": dict(ddim_steps=20, n_ex=96, n_cls=3000),
+    "paper": dict(ddim_steps=50, n_ex=256, n_cls=3000),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -398,8 +398,7 @@ book.glue("ex_masked", float(m.sum(1).mean()))
 # noise of a coarse path and the texture of a fine one both count as high frequencies.
 
 # %%
-train = C.make_cells(config["n_train"], config["size"], config["seq_len"],
-                     seed=[seed, 1])
+train = C.make_cells(size.n_cls, config["size"], config["seq_len"], seed=[seed, 1])
 clf = C.LocalisationClassifier(train)
 ex = cells.subset(slice(0, size.n_ex))
 real_hf = C.high_frequency_fraction(ex.protein).mean()
