@@ -335,7 +335,8 @@ book.claim(
     rtol=1e-3, atol=0.05, paper="given a protein image, the model outputs protein "
     "sequences; generated sequences show localisation signals such as NLS and NES "
     "motifs (qualitative)",
-    note="ours: own images, shuffled images; interval: paired bootstrap over test cells",
+    note="ours: own images, shuffled images; interval: paired bootstrap over test "
+    "cells",
 )
 
 # %% [markdown]
