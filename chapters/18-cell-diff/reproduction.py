@@ -258,7 +258,9 @@ book.claim(
 # What it cannot do is draw the texture: the share of power above half the Nyquist
 # frequency is {glue:text}`hf_regression:.3f` in its predictions,
 # {glue:text}`hf_cell_diff:.3f` in CELL-Diff's samples and {glue:text}`hf_real:.3f` in
-# the real images. The regression answers in one forward pass, CELL-Diff in
+# the real images. Part of the samples' high-frequency power is not texture but the faint
+# residual noise that sampling leaves in the background (visible in
+# {numref}`fig-18-gallery`), so the share measures sharpness, not fidelity. The regression answers in one forward pass, CELL-Diff in
 # {glue:text}`ddim_steps`: {glue:text}`time_ratio_reg:.0f` times slower here.
 #
 # ## 2. Image to sequence
