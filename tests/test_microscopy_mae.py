@@ -240,3 +240,32 @@ def test_evaluate_blocks_runs_on_a_screen(screen):
     assert res["acc"][0] == res["acc"][1] and 0 <= res["recall"][0] <= 1
     with pytest.raises(ValueError, match="align"):
         M.evaluate_blocks(z[None], screen, align="none")
+
+
+def test_plate_matched_null_is_calibrated_after_plate_centring():
+    # null genes only; wells centred on their own plate's controls: a null that draws
+    # any controls (several from one plate, anti-correlated) passes null genes too often
+    rng = np.random.default_rng(1)
+    n_plates, n_genes, n_ctrl = 4, 200, 6
+    gene = np.tile(np.r_[np.arange(n_genes), -np.ones(n_ctrl, int)], n_plates)
+    plate = np.repeat(np.arange(n_plates), n_genes + n_ctrl)
+    x = rng.normal(size=(len(gene), 5))
+    for k in range(n_plates):
+        rows = plate == k
+        x[rows] -= x[rows & (gene < 0)].mean(0)
+    matched = M.consistency_pvalues(x, gene, plate, n_null=500, seed=0)
+    assert (matched < 0.05).mean() < 0.1
+    with pytest.raises(ValueError, match="one entry per well"):
+        M.consistency_pvalues(x, gene, plate[:3])
+
+
+def test_ks_statistic_matches_scipy():
+    from scipy.stats import ks_2samp
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=37), rng.normal(0.4, 1.2, size=101)
+    assert np.isclose(M.ks_statistic(a, b), ks_2samp(a, b).statistic)
+    ties = np.array([0, 0, 1, 1, 2.0])
+    assert np.isclose(M.ks_statistic(ties, ties[::-1]), 0)
+    with pytest.raises(ValueError):
+        M.ks_statistic([], b)

