@@ -328,11 +328,14 @@ book.show_figure(fig, "fig_align")
 
 # %% [markdown]
 # ```{glue:figure} fig_align
-# :alt: Two scatter plots of well embeddings on their first two principal components, coloured by plate. Left, centre-scaled on all controls, the wells form one cluster per plate; right, after TVN, the plates overlap.
+# :alt: Two scatter plots of well embeddings on their first two principal components, coloured by plate. Left, centre-scaled on all controls, one diffuse cloud in which one plate's wells sit off to the side of the others; right, after TVN, most wells of every plate collapse onto one dense centre and a few wells lie far out.
 # :name: fig-02-align
 #
-# **TVN removes what the plates add.** Well embeddings of the trimmed MAE on their first
-# two principal components, before and after per-plate alignment on the controls.
+# **TVN puts every plate's controls on one centre, and the genes with a phenotype stand
+# out.** Well embeddings of the trimmed MAE on their first two principal components,
+# centre-scaled on all controls (left) and after TVN (right). TVN whitens each plate's
+# control variation, so the controls and the null genes collapse onto a dense core and
+# the wells that differ from the controls lie outside it.
 # ```
 
 # %% [markdown]

@@ -277,10 +277,11 @@ book.claim(
 # Over {glue:text}`n_points` trained (model, block) points $\rho$ =
 # {glue:text}`rho:.3f`; adding the random-init blocks, {glue:text}`rho_all:.3f`
 # ({numref}`fig-02-proxy`). Between trained and untrained encoders the two measures
-# agree; among the trained blocks, which differ by a few points of accuracy, they do not
-# rank alike beyond the noise of either. The paper's 0.97 spans models whose accuracies
-# differ far more than these blocks do; with a few dozen pathway pairs, the recall of
-# one map moves by a pair's worth ($1/P$) at a time.
+# agree. Among the trained blocks, which differ by a few points of accuracy, the rank
+# correlation moves a lot from one evaluation screen to the next (the box gives the
+# count over seeds): the paper's 0.97 spans models whose accuracies differ far more than
+# these blocks do, and with a few dozen pathway pairs the recall of one map moves by a
+# pair's worth ($1/P$) at a time.
 
 # %% [markdown]
 # ## 3. The trimmed model's map against the baselines
@@ -466,11 +467,13 @@ book.claim(
 # {glue:text}`tvn_time_ratio:.1f` times the peer's time ({numref}`fig-02-tvn`). TVN's
 # per-plate step undoes the plates' shifts of the cells' state, which centre-scaling on
 # the pooled controls leaves in: replicates on different plates then look less alike
-# than they are. The peer whitens each plate without regularisation, so the directions
-# in which the plate's controls barely vary, mostly noise, are blown up to unit variance
-# and swamp the signal; TVN's $(\Sigma_k + 0.5\, I)$ keeps them at their size. The
-# method notebook's exercise shows TVN itself failing in the same way when a plate has
-# fewer controls than the embedding has dimensions.
+# than they are. How much TVN gains depends on the screen drawn, from a clear gain to
+# nothing measurable (the box gives the count over seeds). The peer whitens each plate
+# without regularisation, so the directions in which the plate's controls barely vary,
+# mostly noise, are blown up to unit variance and swamp the signal; TVN's $(\Sigma_k +
+# 0.5\, I)$ keeps them at their size. The method notebook's exercise shows TVN itself
+# failing in the same way when a plate has fewer controls than the embedding has
+# dimensions.
 
 # %% [markdown]
 # ## 4. Width
