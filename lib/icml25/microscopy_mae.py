@@ -4,35 +4,28 @@ scale.
 Kenyon-Dean et al. (ICML 2025), *ViTally Consistent*: a recipe in three steps,
 
 1. **curate** the pre-training set: keep a perturbation only when its replicate wells
-   agree
-   more than random control wells do (a permutation test, :func:`consistency_pvalues`,
-   $p < 0.01$);
+   agree more than random control wells do (a permutation test,
+   :func:`consistency_pvalues`, $p < 0.01$);
 2. **train** a ViT masked autoencoder (:class:`MAE`; mask ratio 0.75, loss =
-   masked-patch
-   MSE $+\,0.01\times$ Fourier-magnitude loss, :func:`mae_loss`);
+   masked-patch MSE $+\,0.01\times$ Fourier-magnitude loss, :func:`mae_loss`);
 3. **probe** every block with a linear classifier and trim the encoder after the best
-   one
-   (:func:`block_embeddings`, :func:`probe_blocks`);
+   one (:func:`block_embeddings`, :func:`probe_blocks`);
 
 then the EFAAR evaluation of a whole-genome map: **E**mbed wells, **A**lign by typical
 variation normalisation on controls (:func:`tvn`), **A**ggregate per gene
 (:func:`aggregate`), **R**elate by cosine similarity, scored by relationship recall at
-the
-5th/95th percentiles (:func:`relationship_recall`) and replicate consistency
+the 5th/95th percentiles (:func:`relationship_recall`) and replicate consistency
 (:func:`replicate_consistency`, KS and Cramér-von Mises statistics).
 
 The data are synthetic "cell painting" crops (:func:`make_screen`): one cell per crop in
-four
-channels (nucleus, cytoplasm, membrane, organelles), each gene a morphological effect
-vector,
-genes of one planted pathway sharing a direction, null genes none, plates carrying batch
-effects (channel gains and offsets, an illumination gradient, a shift of the cells'
-state)
-and control wells on every plate, so every benchmark has a known answer.
+four channels (nucleus, cytoplasm, membrane, organelles), each gene a morphological
+effect vector, genes of one planted pathway sharing a direction, null genes none, plates
+carrying batch effects (channel gains and offsets, an illumination gradient, a shift of
+the cells' state) and control wells on every plate, so every benchmark has a known
+answer.
 
 ``python -m icml25.microscopy_mae train data/microscopy_mae/models.pt`` trains the
-models
-the chapter loads (:func:`load_models`).
+models the chapter loads (:func:`load_models`).
 """
 
 from __future__ import annotations
@@ -109,12 +102,10 @@ def render_cells(traits: np.ndarray, *, size: int = 24, rng=None) -> np.ndarray:
 
     Each trait $z_t$ acts on one feature of the drawing: the nucleus radius
     $2.4\,e^{0.18 z_0}$, the cell radius $6\,e^{0.12 z_1}$, the aspect ratio $e^{0.3
-    z_2}$,
-    the nucleus' offset from the cell centre $1.2\,\mathrm{softplus}(z_3)$, the membrane
-    brightness $e^{0.35 z_4}$, the contrast $\sigma(z_5)$ and spatial frequency
+    z_2}$, the nucleus' offset from the cell centre $1.2\,\mathrm{softplus}(z_3)$, the
+    membrane brightness $e^{0.35 z_4}$, the contrast $\sigma(z_5)$ and spatial frequency
     $0.9\,e^{0.2 z_6}$ of the organelle texture, and the chromatin contrast
-    $\sigma(z_7)$.
-    Orientation, position and texture phases are random per cell.
+    $\sigma(z_7)$. Orientation, position and texture phases are random per cell.
 
     Parameters
     ----------
@@ -178,8 +169,7 @@ def make_screen(*, n_pathways: int = 8, pathway_size: int = 4, n_null: int = 16,
     r"""A seeded screen with planted pathways, null genes, plates and controls.
 
     Each pathway $p$ has a unit direction $u_p$ in trait space; gene $g$ of pathway $p$
-    has
-    effect $e_g = a\,(u_p + \lambda\,\xi_g)/\lVert u_p + \lambda\,\xi_g \rVert$ with
+    has effect $e_g = a\,(u_p + \lambda\,\xi_g)/\lVert u_p + \lambda\,\xi_g \rVert$ with
     $\xi_g \sim N(0, I/T)$ (``within_pathway`` is $\lambda$, ``effect`` is $a$); a null
     gene has $e_g = 0$. Every gene has one well on every plate; every plate has
     ``controls_per_plate`` control wells ($e = 0$). A cell of well $w$ on plate $k$ has
@@ -289,11 +279,10 @@ def _modules():
     F = torch.nn.functional
 
     class Block(nn.Module):
-        r"""Pre-norm transformer block with LayerScale:
-        $h \leftarrow h + \lambda_1 \odot \mathrm{Attn}(\mathrm{LN}(h))$,
-        $h \leftarrow h + \lambda_2 \odot \mathrm{MLP}(\mathrm{LN}(h))$; attention
-        without
-        qkv bias and with normalised queries and keys, as in the paper's ViTs."""
+        r"""Pre-norm transformer block with LayerScale: $h \leftarrow h + \lambda_1
+        \odot \mathrm{Attn}(\mathrm{LN}(h))$, $h \leftarrow h + \lambda_2 \odot
+        \mathrm{MLP}(\mathrm{LN}(h))$; attention without qkv bias and with normalised
+        queries and keys, as in the paper's ViTs."""
 
         def __init__(self, width, heads, layerscale):
             super().__init__()
@@ -403,9 +392,9 @@ def build_mae(seed: int = 0, **config):
 
 
 def fourier_loss(pred_img, target_img):
-    r"""Mean absolute difference of the 2-D Fourier magnitudes, per channel:
-    $\frac{1}{N C H W}\sum \big|\,|\mathcal F(\hat x)| - |\mathcal F(x)|\,\big|$ (the
-    paper's ``FourierLoss``, L1 form)."""
+    r"""Mean absolute difference of the 2-D Fourier magnitudes, per channel: $\frac{1}{N
+    C H W}\sum \big|\,|\mathcal F(\hat x)| - |\mathcal F(x)|\,\big|$ (the paper's
+    ``FourierLoss``, L1 form)."""
     torch = _torch()
     if pred_img.shape != target_img.shape or pred_img.ndim != 4:
         raise ValueError("fourier_loss needs two (N, C, H, W) tensors of the same "
@@ -420,8 +409,7 @@ def mae_loss(pred, target, mask, model, alpha: float = 0.01):
     r"""The paper's objective: $\mathcal L = \frac{\sum_i m_i \lVert \hat x_i - x_i
     \rVert^2 / D}{\sum_i m_i} + \alpha\, \mathcal L_{\mathrm{Fourier}}(\hat x, x)$, with
     $m_i = 1$ on masked patches, $D$ pixels per patch and $\alpha = 0.01$. The Fourier
-    term
-    compares the reconstructed crop (every patch predicted) with the crop.
+    term compares the reconstructed crop (every patch predicted) with the crop.
 
     Returns
     -------
@@ -436,10 +424,9 @@ def mae_loss(pred, target, mask, model, alpha: float = 0.01):
 
 
 class Lion:
-    r"""The Lion optimiser (Chen et al., 2023), which the paper trains with:
-    $u = \mathrm{sign}(\beta_1 m + (1-\beta_1) g)$,
-    $\theta \leftarrow \theta - \eta\,(u + \lambda\theta)$,
-    $m \leftarrow \beta_2 m + (1-\beta_2) g$."""
+    r"""The Lion optimiser (Chen et al., 2023), which the paper trains with: $u =
+    \mathrm{sign}(\beta_1 m + (1-\beta_1) g)$, $\theta \leftarrow \theta - \eta\,(u +
+    \lambda\theta)$, $m \leftarrow \beta_2 m + (1-\beta_2) g$."""
 
     def __init__(self, params, lr=1e-4, betas=(0.9, 0.95), weight_decay=0.05):
         self.params = [p for p in params if p.requires_grad]
@@ -476,8 +463,8 @@ def one_cycle(step: int, total: int, peak: float, warmup: float = 0.1) -> float:
 def train_mae(images, *, steps: int, batch: int = 128, lr: float = 3e-4, seed: int = 0,
               alpha: float = 0.01, record_every: int = 25, **config):
     """Train a :class:`MAE` on ``images`` (raw crops; normalised here) with Lion and a
-    one-cycle schedule. Returns the model and its training record
-    ``{"step", "loss", "mse", "fourier"}`` (means over each ``record_every`` steps)."""
+    one-cycle schedule. Returns the model and its training record ``{"step", "loss",
+    "mse", "fourier"}`` (means over each ``record_every`` steps)."""
     torch = _torch()
     images = np.asarray(images, np.float32)
     if images.ndim != 4 or len(images) < batch:
@@ -509,9 +496,9 @@ def train_mae(images, *, steps: int, batch: int = 128, lr: float = 3e-4, seed: i
 
 
 def block_embeddings(model, images, *, batch: int = 512) -> np.ndarray:
-    r"""Mean-pooled tokens after every encoder block, all patches visible:
-    $Z_b = \frac1T \sum_t h^{(b)}_t$ for $b = 1, \dots, \text{depth}$ (before the final
-    norm). Returns (depth, N, width) float32."""
+    r"""Mean-pooled tokens after every encoder block, all patches visible: $Z_b =
+    \frac1T \sum_t h^{(b)}_t$ for $b = 1, \dots, \text{depth}$ (before the final norm).
+    Returns (depth, N, width) float32."""
     torch = _torch()
     images = np.asarray(images, np.float32)
     if images.ndim != 4:
@@ -557,8 +544,8 @@ def consistency_pvalues(well_emb, well_gene, well_plate=None, *, n_null: int = 1
 
     For gene $g$ with replicate wells $w_1, \dots, w_k$ the statistic is the mean
     pairwise cosine $s_g = \binom k2^{-1} \sum_{i<j} \cos(x_{w_i}, x_{w_j})$; its null
-    is the same statistic over ``n_null`` random sets of $k$ control wells
-    (``well_gene == -1``), and $p_g = (1 + \#\{s^{\mathrm{null}} \ge s_g\}) / (1 +
+    is the same statistic over ``n_null`` random sets of $k$ control wells (``well_gene
+    == -1``), and $p_g = (1 + \#\{s^{\mathrm{null}} \ge s_g\}) / (1 +
     n_{\mathrm{null}})$. The paper keeps a perturbation when $p < 0.01$.
 
     With ``well_plate`` the null mirrors the replicates' layout: one random control of
@@ -806,8 +793,7 @@ def relationship_recall(gene_emb, gene_pathway, *, lower: float = 0.05,
 def cluster_bootstrap(hits, clusters, *, n_boot: int = 2000, seed=0) -> np.ndarray:
     """Means of ``hits`` over ``n_boot`` resamples of whole clusters (pathways), the
     unit that makes pairs dependent. ``hits`` may be (n,) or (m, n) (paired rows, the
-    same
-    resample for each). Returns (n_boot,) or (n_boot, m)."""
+    same resample for each). Returns (n_boot,) or (n_boot, m)."""
     hits = np.atleast_2d(np.asarray(hits, float))
     clusters = np.asarray(clusters)
     ids = np.unique(clusters)
@@ -824,10 +810,10 @@ def replicate_consistency(well_emb, well_gene, *, n_random: int = 5000, seed=0):
     r"""Replicate consistency: do a gene's replicate wells agree more than random wells?
 
     Cosines between replicate wells of the same gene (on different plates) against
-    cosines
-    between random pairs of wells of different genes; the two-sample Kolmogorov-Smirnov
-    statistic $\sup_s |F_{\mathrm{rep}}(s) - F_{\mathrm{rand}}(s)|$ and the Cramér-von
-    Mises statistic (scipy) measure how far apart they are. Controls are left out.
+    cosines between random pairs of wells of different genes; the two-sample
+    Kolmogorov-Smirnov statistic $\sup_s |F_{\mathrm{rep}}(s) - F_{\mathrm{rand}}(s)|$
+    and the Cramér-von Mises statistic (scipy) measure how far apart they are. Controls
+    are left out.
 
     Returns
     -------
@@ -868,8 +854,8 @@ def ks_statistic(a, b) -> float:
 
 def ks_bootstrap(results, *, n_boot: int = 1000, seed=0) -> np.ndarray:
     """KS statistics of :func:`replicate_consistency` results on ``n_boot`` resamples of
-    the genes (the same resample for every result, so differences are paired); the random
-    pairs stay fixed. Returns (n_boot, len(results))."""
+    the genes (the same resample for every result, so differences are paired); the
+    random pairs stay fixed. Returns (n_boot, len(results))."""
     if isinstance(results, dict):
         results = [results]
     genes = np.unique(results[0]["rep_gene"])
@@ -892,11 +878,10 @@ def evaluate_blocks(block_emb, screen: Screen, *, test_plate: int = -1,
     r"""The block search and the map benchmarks for every block of one model.
 
     Per block $b$: a pathway probe trained on the crops of the other plates and scored
-    on
-    ``test_plate`` by balanced accuracy (pathway genes only: the probe's target is the
-    gene's functional group); then well means, alignment (``"tvn"``, or ``"centre"``:
-    centre-scale on all controls, no per-batch step), gene means, relationship recall at
-    5/95 and replicate consistency.
+    on ``test_plate`` by balanced accuracy (pathway genes only: the probe's target is
+    the gene's functional group); then well means, alignment (``"tvn"``, or
+    ``"centre"``: centre-scale on all controls, no per-batch step), gene means,
+    relationship recall at 5/95 and replicate consistency.
 
     Returns
     -------
@@ -1059,8 +1044,8 @@ def load_models(seed: int, name: str = "models.pt"):
 
 
 def main(argv=None) -> None:  # pragma: no cover
-    """The training command:
-    ``python -m icml25.microscopy_mae train data/microscopy_mae/models.pt``."""
+    """The training command: ``python -m icml25.microscopy_mae train
+    data/microscopy_mae/models.pt``."""
     import argparse
     from pathlib import Path
 
