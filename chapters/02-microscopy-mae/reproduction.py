@@ -543,6 +543,11 @@ book.claim(
 #   version with TVN let a third of the null genes through; the method notebook's
 #   exercise on controls shows why), and the null draws one control from each plate that
 #   holds a replicate.
+# * **Peers.** timm's ViT blocks, the paper's building blocks, would be the natural peer
+#   for the model, but the package pulls a GPU build of torch; the blocks are written
+#   with `torch.nn` here. The EFAAR package needs scvi-tools and cloud-storage clients;
+#   its TVN and recall are re-implemented and tested on hand cases, and scikit-learn's
+#   per-plate PCA whitening is the peer for the alignment.
 # * **Evaluation.** Crops averaged to wells, TVN as described above with as many control
 #   wells per plate as the embeddings have dimensions, gene means without a
 #   chromosome-arm correction (a synthetic genome has no chromosomes). The probe's
