@@ -38,7 +38,7 @@ from icml25 import book
 from icml25 import motion_transfer as M
 
 SIZES = {
-    "quick": dict(n_videos=10),
+    "quick": dict(n_videos=6),
     "book": dict(n_videos=30),
     "paper": dict(n_videos=200),
 }
