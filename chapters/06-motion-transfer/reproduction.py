@@ -103,7 +103,7 @@ outputs["bidir_direct"] = timed("bidir_direct", lambda: M.transfer_direct(bidir,
 sel = timed("anytime", lambda: M.transfer_anytime(bidir, S, D))
 outputs["anytime"] = sel["output"]
 outputs["plain_anytime"] = M.transfer_anytime(plain, S, D)["output"]
-# the midpoint candidate is one of the selector's candidates: same computation, no choice
+# the midpoint is one of the selector's candidates: the same computation, no choice
 outputs["midpoint"] = sel["candidates"][1]
 outputs["farneback"] = timed("farneback", lambda: M.farneback_direct(S, D))
 # chained Farnebäck: frame 0, the real frames between, the driving frame
@@ -123,9 +123,11 @@ for name, m in metrics.items():
           + f" {m['mkr'][bins == 2].mean():10.3f} {m['l1'][bins == 2].mean():9.4f}")
 book.glue("n_pairs", f"{len(bins):,}")
 for metric in ("akd", "l1"):
-    book.glue(f"{metric}_none_large", float(metrics["no motion"][metric][bins == 2].mean()))
+    book.glue(f"{metric}_none_large",
+              float(metrics["no motion"][metric][bins == 2].mean()))
     for name in ("farneback", "farneback_chain"):
-        book.glue(f"{metric}_{name}_large", float(metrics[name][metric][bins == 2].mean()))
+        book.glue(f"{metric}_{name}_large",
+                  float(metrics[name][metric][bins == 2].mean()))
 book.glue("n_large", int(counts[2]))
 book.glue("n_small", int(counts[0]))
 
