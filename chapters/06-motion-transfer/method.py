@@ -297,7 +297,7 @@ book.show_figure(fig, "fig_anytime")
 # {glue:text}`demo_direct:.3f`, the selected two-step transfer
 # {glue:text}`demo_selected:.3f`, and the untouched source {glue:text}`demo_none:.3f`. On
 # a displacement this large the small model does not turn the sprite all the way by
-# either route: its keypoints were learned from videos in which such pairs are rare.
+# either route: in its training videos, pairs this far apart are a small minority.
 #
 # Whether the two-step route is better than the direct one on average, and for which
 # displacements, is the question of [the reproduction](reproduction.ipynb).
