@@ -255,18 +255,22 @@ from scipy.stats import binomtest  # noqa: E402
 ci = binomtest(fp, n_null).proportion_ci(0.95)
 book.claim(
     "curation-null-rate",
-    "the consistency test at p < 0.01 keeps null genes at a rate of at most 0.1 (ten "
-    "times the nominal 0.01, a margin for a few dozen null genes)",
-    fp / n_null, "<=", 0.1, interval=(ci.low, ci.high), kind="check",
+    "the consistency test at p < 0.01 keeps null genes at a rate of at most 0.05 "
+    "(five times the nominal 0.01)",
+    fp / n_null, "<=", 0.05, interval=(ci.low, ci.high), kind="check",
     paper="keep a perturbation when p < 0.01 against the control null",
-    note=f"{fp} of {n_null} null genes kept; interval: Clopper-Pearson; the training "
-    "screen is fixed, so this check does not vary with the seed",
+    note=f"{fp} of {n_null} null genes kept; interval: Clopper-Pearson (even 0 of 64 "
+    "cannot exclude a rate above 0.05); the training screen is fixed, so this check "
+    "does not vary with the seed",
 )
 
 # %% [markdown]
 # The test kept {glue:text}`kept_pathway` pathway genes and {glue:text}`kept_null` null
 # genes, {glue:text}`kept_share:.0%` of the crops. A null gene's replicates are as alike
-# as random control wells, so it passes with probability about 0.01.
+# as random control wells, so it passes with probability about 0.01. Keeping
+# {glue:text}`kept_null` of {glue:text}`train_null` null genes agrees with that rate,
+# and also with any rate up to the interval's upper end: showing a rate below 0.05
+# takes more null genes than this screen has, so the check can stay inconclusive.
 #
 # ## Step 3: probe every block
 #
