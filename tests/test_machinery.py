@@ -301,3 +301,52 @@ def test_a_glued_figure_is_closed_and_a_shown_one_too():
     with pytest.raises(ValueError, match="identifier"):
         book.show_figure(plt.figure(), "not a name")
     plt.close("all")
+
+
+# --- the training commands' shared parts (icml25.book.training) and the bootstrap ---------
+
+
+def _square(x):  # module level: spawned workers unpickle it by name
+    return x * x
+
+
+def test_map_seeds_same_in_workers_as_inline():
+    from icml25.book.training import map_seeds
+
+    assert map_seeds(_square, range(4)) == [0, 1, 4, 9]
+    assert map_seeds(_square, range(4), jobs=2) == [0, 1, 4, 9]
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        map_seeds(_square, range(2), jobs=0)
+
+
+def test_train_command_calls_save_with_the_seeds(tmp_path, capsys):
+    from icml25.book.training import train_command
+
+    calls = []
+    out = tmp_path / "sub" / "models.pt"
+    train_command("prog", lambda p, s, jobs: calls.append((p, list(s), jobs)), seeds=3,
+                  argv=["train", str(out), "--jobs", "2"])
+    assert calls == [(out, [0, 1, 2], 2)] and out.parent.is_dir()
+    assert "wrote" in capsys.readouterr().out
+    made = []
+    train_command("prog", None, seeds=1, argv=["embed", str(out)],
+                  extra={"embed": made.append})
+    assert made == [out]
+    with pytest.raises(SystemExit):
+        train_command("prog", None, seeds=1, argv=["train", str(out), "--seeds", "0"])
+
+
+def test_bootstrap_ci_brackets_the_mean_and_rejects_bad_input():
+    from icml25.book.bootstrap import bootstrap_ci
+
+    v = np.random.default_rng(0).normal(1.0, 1.0, 400)
+    mean, (lo, hi) = bootstrap_ci(v, n_boot=2000, seed=1)
+    assert lo < mean < hi and mean == pytest.approx(v.mean())
+    # the width follows the standard error 1/sqrt(n): about 2 * 1.96 / 20 here
+    assert 0.15 < hi - lo < 0.25
+    assert bootstrap_ci(v, seed=[3, 1]) == bootstrap_ci(v, seed=[3, 1])
+    for bad in ([], [1.0, np.nan]):
+        with pytest.raises(ValueError, match="non-empty array of finite values"):
+            bootstrap_ci(bad)
+    with pytest.raises(ValueError, match="n_boot must be positive"):
+        bootstrap_ci(v, n_boot=0)

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rationales import bootstrap_ci  # one percentile bootstrap for the book's chapters
+from .book.bootstrap import bootstrap_ci
+from .book.training import map_seeds, train_command
 
 __all__ = [
     "AMINO", "COMPARTMENTS", "MOTIFS", "Cells", "make_cells", "motif_hits",
@@ -577,14 +578,7 @@ def _train_seed(args):
 def save_checkpoint(path, seeds=range(1), config: dict = TRAINING, jobs: int = 1) -> None:
     """Train every model for every seed; save state dicts (float16) and records."""
     torch = _torch()
-    args = [(int(s), config) for s in seeds]
-    if jobs > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_train_seed, args)
-    else:
-        results = [_train_seed(a) for a in args]
+    results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
     half = {s: {n: ({k: v.half() for k, v in w.items()}, rec)
                 for n, (w, rec) in r.items()} for s, r in results}
     torch.save({"config": dict(config), "seeds": half}, path)
@@ -688,18 +682,7 @@ def sample_sequences(model, cells: Cells, *, seed=0, temperature: float = 1.0,
 
 def main(argv=None) -> None:  # pragma: no cover
     """``python -m icml25.cell_diff train data/cell_diff/models.pt [--jobs 2]``."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m icml25.cell_diff")
-    parser.add_argument("what", choices=["train"])
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(args.out, range(args.seeds), jobs=args.jobs)
-    print(f"wrote {args.out}")
+    train_command("python -m icml25.cell_diff", save_checkpoint, seeds=1, argv=argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .book.training import map_seeds, train_command
+
 #: The stained compartments, one image channel each.
 CHANNELS = ("nucleus", "cytoplasm", "membrane", "organelles")
 #: The morphological traits a gene can move (one coordinate of the effect vector each).
@@ -990,13 +992,7 @@ def save_checkpoint(path, seeds=range(5), jobs: int = 1) -> None:
     their training records and curation outcome."""
     torch = _torch()
     seeds = list(seeds)
-    if jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            results = list(pool.map(_train_one_thread, seeds))
-    else:
-        results = [_train_one_thread(s) for s in seeds]
+    results = map_seeds(_train_one_thread, seeds, jobs)
     blob = {"training": dict(TRAINING), "screen": dict(TRAIN_SCREEN), "widths": WIDTHS,
             "main_width": MAIN_WIDTH, "seeds": {}}
     for s, res in zip(seeds, results):
@@ -1044,20 +1040,8 @@ def load_models(seed: int, name: str = "models.pt"):
 
 
 def main(argv=None) -> None:  # pragma: no cover
-    """The training command: ``python -m icml25.microscopy_mae train
-    data/microscopy_mae/models.pt``."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m icml25.microscopy_mae")
-    parser.add_argument("what", choices=["train"])
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(args.out, range(args.seeds), jobs=args.jobs)
-    print(f"wrote {args.out}")
+    """``python -m icml25.microscopy_mae train data/microscopy_mae/models.pt``."""
+    train_command("python -m icml25.microscopy_mae", save_checkpoint, seeds=1, argv=argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

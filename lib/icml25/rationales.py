@@ -28,6 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from .book.bootstrap import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
+from .book.training import map_seeds, train_command
+
 # ----------------------------------------------------------------------------------------------
 # Concepts
 # ----------------------------------------------------------------------------------------------
@@ -397,23 +400,6 @@ def iou_at_area(heat, evidence) -> np.ndarray:
     np.put_along_axis(ranks, order, np.arange(h.shape[1])[None].repeat(len(h), 0), 1)
     top = ranks < area[:, None]
     return iou(top.reshape(-1, *shape[-2:]), e.reshape(-1, *shape[-2:])).reshape(shape[:-2])
-
-
-def bootstrap_ci(values, *, n_boot: int = 10000, level: float = 0.95, seed=0):
-    r"""Mean of ``values`` and its percentile bootstrap interval: ``(mean, (lo, hi))``.
-
-    Resamples the values (one per image) with replacement ``n_boot`` times; the interval holds
-    the central ``level`` of the resampled means.
-    """
-    v = np.asarray(values, float).ravel()
-    if v.size == 0 or not np.isfinite(v).all():
-        raise ValueError("bootstrap_ci needs a non-empty array of finite values")
-    if n_boot < 1 or not 0 < level < 1:
-        raise ValueError(f"n_boot must be positive and level in (0, 1): {n_boot}, {level}")
-    idx = np.random.default_rng(seed).integers(0, v.size, size=(n_boot, v.size))
-    means = v[idx].mean(1)
-    a = (1 - level) / 2
-    return float(v.mean()), (float(np.quantile(means, a)), float(np.quantile(means, 1 - a)))
 
 
 def random_maps(shape, *, seed=0) -> np.ndarray:
@@ -889,14 +875,7 @@ def _train_seed(args):
 def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> None:
     """Train every model for every seed and save the state dicts and training records."""
     torch = _torch()
-    args = [(int(s), config) for s in seeds]
-    if jobs > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_train_seed, args)
-    else:
-        results = [_train_seed(a) for a in args]
+    results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
     torch.save({"config": dict(config), "seeds": {s: r for s, r in results}}, path)
 
 
@@ -938,21 +917,8 @@ def chapter_models(seed: int, mode: str, text=None) -> tuple[dict, dict]:
 def main(argv=None) -> None:  # pragma: no cover
     """``python -m icml25.rationales embed data/rationales/concepts.npz`` and
     ``python -m icml25.rationales train data/rationales/models.pt [--jobs 2]``."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m icml25.rationales")
-    parser.add_argument("what", choices=["embed", "train"])
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.what == "embed":
-        embed_concepts(args.out)
-    else:
-        save_checkpoint(args.out, range(args.seeds), jobs=args.jobs)
-    print(f"wrote {args.out}")
+    train_command("python -m icml25.rationales", save_checkpoint, seeds=5, argv=argv,
+                  extra={"embed": embed_concepts})
 
 
 if __name__ == "__main__":  # pragma: no cover

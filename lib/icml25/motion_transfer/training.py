@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from ..book.training import map_seeds, train_command
 from .data import _rng, make_videos
 from .model import Animator, PoseDetector, train_animator, train_pose_detector
 
@@ -60,14 +61,7 @@ def train_evaluator(config: dict = TRAINING):
 def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> None:
     """Train the evaluation detector and, per seed, the plain and bidirectional animators;
     save the state dicts (half precision) and training records."""
-    args = [(int(s), config) for s in seeds]
-    if jobs > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_train_seed, args)
-    else:
-        results = [_train_seed(a) for a in args]
+    results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
     det, rec = train_evaluator(config)
 
     def half(sd):
@@ -103,17 +97,4 @@ def load_models(seed: int) -> tuple[dict, object, dict]:
 
 def main(argv=None) -> None:  # pragma: no cover
     """``python -m icml25.motion_transfer train data/motion_transfer/models.pt [--jobs 2]``."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m icml25.motion_transfer")
-    parser.add_argument("what", choices=["train"])
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    save_checkpoint(args.out, range(args.seeds), jobs=args.jobs)
-    print(f"wrote {args.out}")
-
-
+    train_command("python -m icml25.motion_transfer", save_checkpoint, seeds=5, argv=argv)
