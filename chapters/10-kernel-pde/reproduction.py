@@ -495,14 +495,16 @@ if ac_common:
         ac_ratio,
         "<=",
         3,
-        paper="comparable accuracy to the dense kernel solver (Allen-Cahn, a = 15 and 20)",
-        note=f"ours: a = {a:g} in this mode (grids {', '.join(map(str, ac_common))}); the "
-        "paper's a = 15 needs grids the Gauss-Newton matrix cannot take in book mode",
+        paper="comparable accuracy to the dense kernel solver (Allen-Cahn, "
+        "a = 15 and 20)",
+        note=f"ours: a = {a:g} in this mode (grids {', '.join(map(str, ac_common))}); "
+        "the paper's a = 15 needs grids the Gauss-Newton matrix cannot take in book "
+        "mode",
     )
 else:  # e.g. paper mode at a = 15: the dense solver's grids stop before 1e-2 is reached
     print(
-        f"Not measured at a = {a:g}: no grid on which both SKS and the dense solver are "
-        "below 1e-2\n(the comparison is only meaningful where both have converged)."
+        f"Not measured at a = {a:g}: no grid on which both SKS and the dense solver "
+        "are below 1e-2\n(the comparison is only meaningful where both have converged)."
     )
 
 # %% [markdown]
