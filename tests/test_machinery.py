@@ -350,3 +350,18 @@ def test_bootstrap_ci_brackets_the_mean_and_rejects_bad_input():
             bootstrap_ci(bad)
     with pytest.raises(ValueError, match="n_boot must be positive"):
         bootstrap_ci(v, n_boot=0)
+
+
+def test_bibliography_parses_and_holds_every_cited_key():
+    """A merge that drops one closing brace breaks the whole book build; say so in seconds."""
+    import re
+
+    from pybtex.database import parse_file
+
+    keys = set(parse_file(str(paths.BOOK / "references.bib")).entries)
+    sources = [*paths.CHAPTERS.glob("*/*.py"), *paths.CHAPTERS.glob("*/*.md"),
+               *paths.BOOK.glob("*.md")]
+    cited = {k.strip() for f in sources
+             for group in re.findall(r"\{cite[a-z:]*\}`([^`]+)`", f.read_text())
+             for k in group.split(",")}
+    assert cited and not cited - keys, f"cited but not in references.bib: {cited - keys}"
