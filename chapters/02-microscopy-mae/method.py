@@ -218,9 +218,8 @@ n_null = int((pw < 0).sum())
 fp = int((kept & (pw < 0)).sum())
 tp = int((kept & (pw >= 0)).sum())
 print(f"kept {kept.sum()} of {len(p)} genes: {tp} of {(pw >= 0).sum()} pathway genes, "
-      f"{fp} of {n_null} null genes; {info['kept_crops']:,} of {info['n_crops']:,} "
-      "crops "
-      "(with 30% of the controls)")
+      f"{fp} of {n_null} null genes;\n{info['kept_crops']:,} of {info['n_crops']:,} "
+      "crops (with 30% of the controls)")
 book.glue("train_genes", len(p))
 book.glue("train_null", n_null)
 book.glue("kept_pathway", tp)
