@@ -318,8 +318,8 @@ last = pairs["frames"][video]
 chain = M.farneback_chain(last[None])
 fdirect = M.farneback_direct(last[:1], last[-1:])
 target = last[-1:]
-print(f"Farnebäck, L1 to the last frame: direct {M.l1(fdirect, target)[0]:.3f}, "
-      f"chained through {len(last) - 2} real frames {M.l1(chain, target)[0]:.3f}, "
+print(f"Farnebäck, L1 to the last frame: direct {M.l1(fdirect, target)[0]:.3f},\n"
+      f"  chained through {len(last) - 2} real frames {M.l1(chain, target)[0]:.3f}, "
       f"no motion {M.l1(last[:1], target)[0]:.3f}")
 
 # %% [markdown]

@@ -372,8 +372,8 @@ print("share of pairs for which the selector picks t = 0.25, 0.5, 0.75:")
 for b, name in enumerate(BINS):
     print(f"  {name:7s} " + "  ".join(f"{v:5.2f}" for v in picked[b]))
 ratio = {k: seconds[k] / seconds["direct"] for k in seconds if k != "direct"}
-print("time relative to the direct transfer: "
-      + ", ".join(f"{LABELS[k]} {v:.1f}x" for k, v in ratio.items()))
+print("time relative to the direct transfer:\n"
+      + "\n".join(f"  {LABELS[k]} {v:.1f}x" for k, v in ratio.items()))
 book.glue("ratio_anytime", ratio["anytime"])
 book.glue("ratio_chain", seconds["farneback_chain"] / seconds["farneback"])
 book.glue("pick_large_075", float(picked[2, 2]))
