@@ -22,7 +22,7 @@ from icml25 import book
 run = book.setup(mode=mode, seed=seed, sizes={"quick": dict(n=2), "book": dict(n=3), "paper": dict(n=4)})
 
 # %% tags=["nbval-check-output"]
-book.claim("n", "n is at least 3", run.size.n, ">=", 3, paper="3")
+book.claim("n", run.size.n)
 
 # %%
 book.finish()
@@ -31,12 +31,37 @@ book.finish()
 BAD = GOOD.replace('book.claim("n"', 'raise RuntimeError("boom"); book.claim("n"')
 
 
+DECLARED = """
+[[claims]]
+id = "n"
+notebook = "method"
+kind = "claim"
+fidelity = "paper"
+statement = "n is at least 3"
+paper = "3"
+op = ">="
+threshold = 3
+varies = []
+
+[[claims]]
+id = "noise"
+notebook = "method"
+kind = "claim"
+fidelity = "paper"
+statement = "a noisy mean is positive"
+paper = "-"
+op = ">"
+threshold = 0
+"""
+
+
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "RUNS", tmp_path / "_build" / "runs")
     chapter = tmp_path / "chapters" / "99-tiny"
     chapter.mkdir(parents=True)
     (chapter / "method.py").write_text(GOOD)
+    (chapter / "claims.toml").write_text(DECLARED.split("[[claims]]\nid = \"noise\"")[0])
     return tmp_path
 
 
@@ -67,7 +92,10 @@ def test_a_failing_notebook_leaves_the_published_one_and_the_others_run(tree):
     published = chapter.path / "method.ipynb"
     before = published.read_bytes()
     (chapter.path / "method.py").write_text(BAD)
-    (chapter.path / "other.py").write_text(GOOD)
+    (chapter.path / "other.py").write_text(GOOD.replace('claim("n"', 'claim("m"'))
+    with open(chapter.path / "claims.toml", "a") as declared:
+        declared.write(DECLARED.split("[[claims]]")[1].replace('"n"', '"m"')
+                       .replace('"method"', '"other"').join(["[[claims]]", ""]))
     results = runner.run([chapter], {}, progress=False, log=lambda *_: None)
     assert [r.ok for r in results] == [False, True]
     assert "method.py cell 4 of 5 (In [3])" in results[0].error and "RuntimeError: boom" in results[0].error
@@ -121,35 +149,37 @@ def test_an_explicit_book_mode_still_publishes_without_an_injected_cell(tree):
         notebooks.read_source(chapter.path / "method.py"))
 
 
-def test_seed_robustness_records_verdicts_per_seed_and_goes_stale(tree):
-    from icml25.book import robustness
+def test_seed_record_holds_independent_seeds_pooled_by_the_ledger(tree):
+    from icml25.book import ledger, robustness
     from icml25.book.staleness import state
 
     [chapter] = notebooks.chapters(tree / "chapters")
     source = chapter.path / "method.py"
+    (chapter.path / "claims.toml").write_text(DECLARED)
     source.write_text(GOOD.replace(
         "# %%\nbook.finish()",
         '# %% tags=["nbval-check-output"]\n'
-        'book.claim("even", "the seed is even", seed % 2, "==", 0, paper="-")\n\n'
+        'book.claim("noise", 0.3 + run.rng("noise").normal(0, 0.1))\n\n'
         "# %%\nbook.finish()"))
     with pytest.raises(ValueError, match="re-execute first"):
         robustness.measure([chapter], 3, jobs=1, log=lambda *_: None)
     runner.run([chapter], {}, progress=False, log=lambda *_: None)
     assert robustness.problems(chapter)[0].endswith("(run `make robustness CHAPTER=99`)")
-    records = robustness.measure([chapter], 3, jobs=2, log=lambda *_: None)
+    records = robustness.measure([chapter], 5, jobs=2, log=lambda *_: None)
     robustness.write(chapter, records[chapter.name])
-    summaries = robustness.by_claim(chapter)
-    assert summaries[("method.py", "n")] == {"holds": 3, "n": 3, "fragile": False,
-                                             "verdicts": {"holds": 3}}
-    assert summaries[("method.py", "even")]["fragile"]  # seeds 0, 2 hold; seed 1 does not
-    assert summaries[("method.py", "even")]["holds"] == 2
     assert robustness.problems(chapter) == []
-    # The published notebook now shows the seeds in its boxes: it must be re-executed.
-    assert "seed record added" in " ".join(state(source).reasons)
-    runner.run([chapter], {}, progress=False, log=lambda *_: None)
-    nb = nbformat.read(chapter.path / "method.ipynb", as_version=4)
-    assert "holds in 2 of 3 seeds; fragile" in str(nb.cells)
-    assert not state(source).stale and robustness.problems(chapter) == []
+    rows = {row.id: row for row in ledger.rows(chapter)}
+    values = [s["value"] for s in rows["noise"].seeds.values()]
+    assert len(set(values)) == 5  # five independent draws, not one seed's
+    assert rows["noise"].pooled.n == 5 and rows["noise"].verdict == "holds"
+    assert rows["n"].pooled.method == "one run"  # declared deterministic
+    # The seed record is not an input of the notebook it came from.
+    assert not state(source).stale
+    # More seeds keep the five that ran and add the missing ones.
+    more = robustness.measure([chapter], 6, jobs=1, log=lambda *_: None)[chapter.name]
+    assert [c["seeds"]["4"] for c in more["claims"]] == [
+        c["seeds"]["4"] for c in records[chapter.name]["claims"]]
+    assert len(more["claims"][1]["seeds"]) == 6
     prose = source.read_text().replace("# # A tiny chapter", "# # A tiny chapter, retitled")
     source.write_text(prose)  # prose does not move a figure: the seeds still stand
     assert robustness.problems(chapter) == []
@@ -157,8 +187,14 @@ def test_seed_robustness_records_verdicts_per_seed_and_goes_stale(tree):
     solved = prose.replace("# %%\nbook.finish()", "# %%\nanswer = 6 * 7\n\n# %%\nbook.finish()")
     source.write_text(solved)
     assert robustness.problems(chapter) == []
-    source.write_text(solved.replace("seed % 2", "(seed + 1) % 2"))
+    source.write_text(solved.replace("0.3 +", "0.2 +"))
     assert any("input changed" in p for p in robustness.problems(chapter))
+    # A threshold changed in the declarations makes the notebook and the seeds stale.
+    source.write_text(solved)
+    (chapter.path / "claims.toml").write_text(DECLARED.replace("threshold = 0\n",
+                                                               "threshold = 0.1\n"))
+    assert any("claims.toml" in reason for reason in state(source).reasons)
+    assert any("claims.toml" in p for p in robustness.problems(chapter))
 
 
 def test_kernels_listen_on_unix_sockets_in_a_folder_of_their_own(tmp_path):

@@ -36,7 +36,7 @@ from .claims import claim
 from .params import MODES, ParameterError
 from .plotting import PALETTE, figure, use_style
 from .provenance import collect
-from .seeding import seed_everything
+from .seeding import seed_everything, stream, stream_int
 
 __all__ = [
     "MODES",
@@ -61,13 +61,26 @@ RECORD_ENV = "ICML25_RECORD"
 
 @dataclass(frozen=True)
 class Run:
-    """What :func:`setup` returns: the mode, the seed, this mode's sizes and a seeded generator."""
+    """What :func:`setup` returns: the mode, the seed, this mode's sizes, and its random streams.
+
+    Every random draw of a run comes from a named stream of the run seed (:mod:`.seeding`):
+    ``run.rng("bootstrap")`` is a numpy generator, ``run.seed("screen")`` an integer seed for a
+    kernel that takes one (or seeds torch). Two names, or two run seeds, never share a stream;
+    ``seed + i`` offsets, which make run 1's stream 0 run 0's stream 1, are never used.
+    """
 
     mode: str
     seed: int
     size: SimpleNamespace
-    rng: np.random.Generator
     started: float
+
+    def rng(self, name: str) -> np.random.Generator:
+        """The generator of the stream ``name`` of this run (the same on every call)."""
+        return np.random.default_rng(stream(self.seed, name))
+
+    def seed_of(self, name: str) -> int:
+        """An integer seed for the stream ``name`` (for kernels that take ``seed=``)."""
+        return stream_int(self.seed, name)
 
 
 _CURRENT: Run | None = None
@@ -101,22 +114,10 @@ def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> 
         raise ValueError(f"sizes must use the same names in every mode; got {names}")
     _claims.reset()
     _claims.CURRENT_SEED = int(seed)
-    rng = seed_everything(int(seed), threads)
+    seed_everything(int(seed), threads)
     use_style()
-    _CURRENT = Run(mode, int(seed), SimpleNamespace(**sizes[mode]), rng, time.perf_counter())
+    _CURRENT = Run(mode, int(seed), SimpleNamespace(**sizes[mode]), time.perf_counter())
     return _CURRENT
-
-
-#: Name under which :func:`finish` glues the verdicts, for a chapter's "results at a glance" box:
-#:
-#: ````markdown
-#: :::{admonition} Results at a glance
-#: ```{glue:md} results_at_a_glance
-#: :format: myst
-#: ```
-#: :::
-#: ````
-GLANCE = "results_at_a_glance"
 
 
 def glue(name: str, value, *, markdown: bool = False) -> None:
@@ -183,7 +184,6 @@ def finish() -> None:
         parameters={"mode": run.mode, "seed": run.seed},
         duration_s=time.perf_counter() - run.started,
     )
-    glue(GLANCE, _claims.glance(_claims.recorded()), markdown=True)
     target = os.environ.get(RECORD_ENV)
     if target:
         with open(target, "w") as handle:
@@ -203,5 +203,5 @@ def summary_line(record: dict) -> str:
         parts.append(f"{sum(c['verdict'] == 'holds' for c in checks)} of {len(checks)} checks "
                      "pass")
     what = "; ".join(parts) if parts else "no claims checked"
-    return (f"Done ({record['mode']} mode, seed {record['seed']}): {what}; "
+    return (f"Done ({record['mode']} mode, seed {record['seed']}): in this run {what}; "
             f"{record['compute_s']:.0f} s of computation.")

@@ -8,6 +8,8 @@ Examples::
     python -m icml25.book run 11 -p "seed=3"     # into _build/runs/ (overrides never publish)
     python -m icml25.book run --stale --jobs 2   # what `make book` does first
     python -m icml25.book robustness 11 --seeds 5  # verdicts under seeds 0-4: _robustness.json
+    python -m icml25.book robustness --until-decided  # more seeds while a claim is undecided
+    python -m icml25.book claims --json          # every claim, its seeds and pooled verdict
     python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
     python -m icml25.book fingerprint            # what a Dask worker must share with the client
     python -m icml25.book student 11             # _build/student/11-sotdd/*.ipynb, no solutions
@@ -91,25 +93,50 @@ def budgets() -> str:
 
 
 def cmd_robustness(args) -> int:
+    """Seeds 0..N-1 for the chosen chapters; with ``--until-decided``, more seeds (in rounds)
+    for the chapters whose claims are still undecided, up to each claim's ``max_seeds``, while a
+    seed of the chapter costs at most ``--cheap-s`` seconds."""
     from . import ledger
 
     chapters = notebooks.select(args.chapters)
-    failed = False
-    try:
-        records = robustness.measure(chapters, args.seeds, jobs=args.jobs,
-                                     scheduler=args.scheduler)
-    except RuntimeError as exc:
-        print(str(exc), file=sys.stderr)
-        records, failed = exc.records, True
     by_name = {chapter.name: chapter for chapter in chapters}
-    for name, record in records.items():
-        path = robustness.write(by_name[name], record)
-        fragile = [c["id"] for c in record["claims"] if robustness.summary(c)["fragile"]]
-        print(f"written: {paths.relative(path)}"
-              + (f"; fragile: {', '.join(fragile)}" if fragile else "; no claim is fragile"))
+    target = {chapter.name: args.seeds for chapter in chapters}
+    failed = False
+    while target:
+        todo = [by_name[name] for name in target]
+        try:
+            records = {}
+            for n in sorted(set(target.values())):
+                records |= robustness.measure([c for c in todo if target[c.name] == n], n,
+                                              jobs=args.jobs, scheduler=args.scheduler)
+        except RuntimeError as exc:
+            print(str(exc), file=sys.stderr)
+            records, failed = exc.records, True
+        for name, record in records.items():
+            path = robustness.write(by_name[name], record)
+            print(f"written: {paths.relative(path)} ({len(record['seeds'])} seeds)")
+        if failed or not args.until_decided:
+            break
+        target = {}
+        for chapter in todo:
+            cost = sum(state.duration or 0 for state in robustness.published(chapter))
+            wanted = [n for _, n in robustness.undecided(chapter)]
+            have = len((robustness.read(chapter) or {}).get("seeds", []))
+            if wanted and cost <= args.cheap_s and max(wanted) > have:
+                target[chapter.name] = min(max(wanted), have + args.round)
+                print(f"{chapter.name}: undecided claims; seeds {have} -> {target[chapter.name]}")
     for path in ledger.write():
         print(f"ledger updated: {paths.relative(path)}")
     return 1 if failed else 0
+
+
+def cmd_claims(args) -> int:
+    """Every claim of the book with its declaration, seeds and pooled verdict."""
+    from . import ledger
+
+    found = ledger.all_rows(notebooks.select(args.chapters))
+    print(ledger.as_json(found) if args.json else ledger.as_csv(found), end="")
+    return 0
 
 
 def cmd_run(args) -> int:
@@ -222,6 +249,11 @@ def parser() -> argparse.ArgumentParser:
                          "every claim's verdict per seed in chapters/NN-*/_robustness.json")
     rob.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     rob.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (0 is the published run)")
+    rob.add_argument("--until-decided", action="store_true",
+                     help="then add seeds while a claim is undecided (up to its max_seeds)")
+    rob.add_argument("--cheap-s", type=float, default=60.0,
+                     help="with --until-decided: only chapters whose book run takes at most this")
+    rob.add_argument("--round", type=int, default=5, help="seeds added per round")
     rob.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                      help="executions in parallel (default: one per core)")
     _scheduler_option(rob)
@@ -240,6 +272,12 @@ def parser() -> argparse.ArgumentParser:
     fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
                         "Dask worker must share with the client")
     fp.set_defaults(func=cmd_fingerprint)
+
+    cl = sub.add_parser("claims", help="every claim: declaration, per-seed values, pooled "
+                        "verdict (CSV, or --json)")
+    cl.add_argument("chapters", nargs="*", default=["all"])
+    cl.add_argument("--json", action="store_true", help="JSON instead of CSV")
+    cl.set_defaults(func=cmd_claims)
 
     led = sub.add_parser("ledger", help="regenerate book/claims.md and chapters/*/_claims.md")
     led.add_argument("--check", action="store_true", help="only report out-of-date files")

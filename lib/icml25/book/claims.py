@@ -1,23 +1,24 @@
-"""The claims helper: a paper's statement, checked against what the chapter measured.
+"""Claims, as a run reports them: the measurement of a declared claim, and this run's verdict.
 
-A claim is structured: the measured value $v$, a comparison ``op`` and a threshold $t$ fixed
-from the paper's statement before the run. The helper computes the verdict, so no chapter
-decides it by hand:
+What a claim says is declared before it is measured, in the chapter's ``claims.toml``
+(:mod:`icml25.book.declarations`): the statement, the paper's words, a fidelity class, the
+comparison ``op`` and the threshold $t$ fixed from the paper's statement. A notebook reports the
+measured value $v$ by id, with its interval where the run has one; this run's verdict is
 
 * **holds** when $v \\;\\mathrm{op}\\; t$;
 * **does not hold** otherwise;
-* **inconclusive** when the claim carries the uncertainty of a Monte-Carlo estimate, an interval
-  $[\\ell, u]$ around $v$, and the threshold lies strictly inside it: the run cannot tell.
+* **inconclusive** when the run's interval $[\\ell, u]$ around $v$ straddles the threshold.
 
-``claim(...)`` displays a verdict box (HTML for the book and Jupyter, one plain line elsewhere)
-and attaches the structured record under the MIME type :data:`MIME`; the tests compare that
-record, verdict exactly and value within the tolerance the claim declares, instead of the
-rendered text (see ``conftest.py``). :func:`icml25.book.finish` hands the records to the runner,
-which stores them in the executed notebook, from which the claims ledger is generated.
+The verdict the book publishes is not this one: it pools every seed of the chapter's seed
+record, when the pages are built (:mod:`icml25.book.pooling`). ``claim(...)`` displays this
+run's box (HTML for Jupyter, one plain line elsewhere) and attaches the structured record under
+the MIME type :data:`MIME`; the tests compare that record, verdict exactly and value within the
+declared tolerance (a timed claim only for its presence), instead of the rendered text (see
+``conftest.py``). :func:`icml25.book.finish` hands the records to the runner, which stores them
+in the executed notebook's provenance.
 
-``kind="check"`` marks a statement that holds by construction or verifies a theorem's bound (it
-can only fail through a bug): it is checked the same way, but the ledger lists it apart from the
-paper's empirical claims.
+A ``check`` (declared ``kind = "check"``) holds by construction or verifies a theorem's bound:
+it can only fail through a bug, and the ledger lists it apart from the paper's claims.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ import numpy as np
 
 #: MIME type of the structured claim record inside a claim cell's output.
 MIME = "application/vnd.icml25.claim+json"
+#: Closes a verdict box, so that the page builder can find the box and show the pooled verdict.
+BOX_END = "<!--/icml25-claim-->"
 
 #: The comparisons a claim may state, with the symbol printed for each.
 OPS = {
@@ -55,13 +58,13 @@ DEFAULT_RTOL = 1e-4
 
 #: Set by the runner for the kernel: the notebook source being executed, relative to the root.
 SOURCE_ENV = "ICML25_SOURCE"
-#: The chapter's seed-robustness record (see :mod:`icml25.book.robustness`).
+#: The chapter's seed record (see :mod:`icml25.book.robustness`); read when the pages are built.
 SEEDS_FILE = "_robustness.json"
 
 _RECORDED: dict[str, "Claim"] = {}
 #: The seed of the run in progress (set by ``book.setup``).
 CURRENT_SEED: int | None = None
-_SEED_FILES: dict[str, str] = {}  # relative path → sha256 of seed records read by this run
+_DECLARED: dict[str, str] = {}  # provenance key → digest of the declarations this run read
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,8 @@ class Claim:
     atol: float = 0.0
     timed: bool = False
     note: str = ""
-    seeds: dict | None = None
+    fidelity: str = "paper"
+    seed: int | None = None
 
     @property
     def holds(self) -> bool:
@@ -113,46 +117,52 @@ class Claim:
     def line(self) -> str:
         """One plain-text line (wrapped at 88 columns) for terminals and logs."""
         label = self.verdict.upper() if self.kind == "claim" else f"check {self.verdict}"
-        text = (f"[{self.id}] {label}: {self.statement} | ours: {self.ours()} "
-                f"({self.requirement()}) | paper: {self.paper}")
+        text = (f"[{self.id}] {label} (seed {self.seed}): {self.statement} | ours: "
+                f"{self.ours()} ({self.requirement()}) | paper: {self.paper}")
         text += f" | {self.note}" if self.note else ""
-        text += f" | seeds: {self.seeds_text()}" if self.seeds else ""
         return textwrap.fill(text, 88, subsequent_indent="    ")
 
-    def seeds_text(self) -> str:
-        """``holds in 3 of 5 seeds (fragile: ...)`` from the chapter's seed record."""
-        if not self.seeds:
-            return ""
-        text = f"holds in {self.seeds['holds']} of {self.seeds['n']} seeds"
-        if self.seeds["fragile"]:
-            text += "; fragile: the verdict depends on the seed"
-        return text
+    def box(self, pooled: dict | None = None) -> str:
+        """The verdict box: claim, threshold, ours, the paper's figure, the note.
 
-    def box(self) -> str:
-        """The verdict box: claim, threshold, ours, the paper's figure, the note."""
+        Without ``pooled`` it shows this run (one seed), as the kernel displays it. When the
+        pages are built, :mod:`icml25.book.pooling` passes the verdict pooled over the seeds
+        (``verdict``, ``text`` of the estimate and its interval, ``seeds`` line, ``fidelity``
+        label); the box then leads with it and shows this run's value beside it.
+        """
         colours = {"holds": ("#1b5e20", "#e8f5e9", "✔"),
                    "does not hold": ("#b71c1c", "#ffebee", "✘"),
                    "inconclusive": ("#8a5a00", "#fff8e1", "?")}
-        ink, paper_bg, mark = colours[self.verdict]
+        shown = pooled["verdict"] if pooled else self.verdict
+        ink, paper_bg, mark = colours[shown]
         kind = "Claim" if self.kind == "claim" else "Check"
         esc = html.escape
+        if pooled:
+            head = f"{mark} {kind} {esc(shown)}"
+            ours = (f"<strong>Ours, over the seeds:</strong> {esc(pooled['text'])} "
+                    f"({esc(self.requirement())}) · <strong>Paper:</strong> {esc(self.paper)}")
+            extra = (f'<div style="margin-top:.25em">{esc(pooled["seeds"])}. This run '
+                     f"(seed {self.seed}): {esc(self.ours())}, {esc(self.verdict)}.</div>")
+            if pooled.get("fidelity"):
+                extra += (f'<div style="margin-top:.25em"><strong>Not the paper\'s claim as '
+                          f"stated:</strong> {esc(pooled['fidelity'])}</div>")
+        else:
+            head = f"{mark} {kind} {esc(shown)} in this run (seed {self.seed})"
+            ours = (f"<strong>Ours:</strong> {esc(self.ours())} ({esc(self.requirement())}) · "
+                    f"<strong>Paper:</strong> {esc(self.paper)}")
+            extra = ""
         note = (f'<div style="margin-top:.25em"><em>{esc(self.note)}</em></div>'
                 if self.note else "")
-        if self.seeds:
-            weight = "font-weight:bold;" if self.seeds["fragile"] else ""
-            note += (f'<div style="margin-top:.25em;{weight}">Seeds 0-{self.seeds["n"] - 1}: '
-                     f"{esc(self.seeds_text())}</div>")
         return (
-            f'<div class="icml25-claim icml25-{self.verdict.replace(" ", "-")}" role="note" '
+            f'<div class="icml25-claim icml25-{shown.replace(" ", "-")}" '
+            f'data-claim="{esc(self.id)}" role="note" '
             f'style="border-left:.3em solid {ink};background:{paper_bg};color:#212121;'
             f'padding:.45em .8em;margin:.3em 0;border-radius:.2em;line-height:1.45;'
             f'overflow-wrap:anywhere">'
-            f'<div><strong style="color:{ink}">{mark} {kind} {esc(self.verdict)}</strong> '
+            f'<div><strong style="color:{ink}">{head}</strong> '
             f'<code style="background:none;color:#555">{esc(self.id)}</code></div>'
             f"<div>{esc(self.statement)}</div>"
-            f'<div style="margin-top:.25em"><strong>Ours:</strong> {esc(self.ours())} '
-            f"({esc(self.requirement())}) · <strong>Paper:</strong> {esc(self.paper)}"
-            f"</div>{note}</div>"
+            f'<div style="margin-top:.25em">{ours}</div>{extra}{note}</div>{BOX_END}'
         )
 
     def as_dict(self) -> dict:
@@ -224,66 +234,51 @@ def verdict(value, op: str, threshold, interval: tuple | None = None) -> str:
     return "holds" if ok else "does not hold"
 
 
-def claim(
-    id: str,
-    statement: str,
-    value,
-    op: str,
-    threshold,
-    *,
-    paper: str,
-    note: str = "",
-    kind: str = "claim",
-    interval: tuple | None = None,
-    rtol: float = DEFAULT_RTOL,
-    atol: float = 0.0,
-    timed: bool = False,
-    shown=None,
-    digits: int = 3,
-) -> None:
-    """Check and record one claim of the paper; display its verdict box.
+def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: str = "",
+          threshold=None, digits: int = 3) -> None:
+    """Report the measurement of one declared claim; display this run's verdict box.
 
-    The verdict is computed here (see :func:`verdict`); returns nothing, so that a claim as the
-    last line of a cell adds no second output.
+    What the claim says (statement, comparison, threshold, tolerance, fidelity, ...) is declared
+    in the chapter's ``claims.toml`` (:mod:`icml25.book.declarations`); the notebook reports only
+    what it measured. This run's verdict is computed here (see :func:`verdict`); the published
+    verdict pools every seed and is computed when the pages are built
+    (:mod:`icml25.book.pooling`). Returns nothing, so that a claim as the last line of a cell adds
+    no second output.
 
     Parameters
     ----------
     id : str
-        Short stable identifier, unique in the chapter (``"spearman"``).
-    statement : str
-        The claim as checked here, in words, including its threshold
-        (``"Spearman(s-OTDD, OTDD) >= 0.9 over 20 pairs"``).
+        The claim's id in ``claims.toml``.
     value : float, int or bool
-        The measured value $v$ that the threshold applies to. A compound statement (``a and b``)
-        passes a bool with ``op="=="`` and ``threshold=True``.
-    op, threshold
-        The comparison and the threshold $t$, fixed from the paper before the run.
-    paper : str
-        The paper's figure or statement, for comparison.
-    note : str
-        Why it does not hold at this scale, or a caveat.
-    kind : {"claim", "check"}
-        ``"check"`` for what holds by construction or verifies a theorem's bound.
+        The measured value $v$ that the declared threshold applies to. A compound statement
+        (``a and b``) reports a bool against a declared ``op = "=="``, ``threshold = true``.
     interval : (float, float), optional
-        The estimate's uncertainty; makes the verdict *inconclusive* when it straddles $t$.
-    rtol, atol : float
-        How far the value may move when the notebook is re-executed on another machine
-        (relative, absolute) and still count as the same result: $|v - v_0| \\le
-        \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. The verdict must always match exactly.
-    timed : bool
-        The value comes from wall-clock times (a slope, a speed-up). Times depend on the machine
-        and its load, so a re-execution may land on the other side of a threshold that the
-        value sits close to: for a timed claim the tests accept a verdict that differs when the
-        value is within the tolerance. The seed-robustness record shows how settled it is.
+        This run's uncertainty $[\\ell, u]$ of $v$ (a confidence interval over the run's
+        samples): the within-seed error of the pooled interval; it makes this run's verdict
+        *inconclusive* when it straddles the threshold.
     shown : optional
         What to print as "ours" when it is not ``value`` itself (e.g. a pair of figures).
+    note : str
+        A caveat on this run's measurement.
+    threshold : optional
+        Only for a claim whose declared threshold is ``"computed"`` (a bound at the run's size,
+        a chance level): the value the run derived, as its ``threshold_from`` says.
+    digits : int
+        Significant digits printed.
     """
-    if not isinstance(id, str) or not id.strip():
-        raise ValueError("claim id must be a non-empty string")
-    if kind not in KINDS:
-        raise ValueError(f"claim kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    if op not in OPS:
-        raise ValueError(f"claim op must be one of {', '.join(OPS)}; got {op!r}")
+    from . import declarations
+
+    declared = _declaration(id)
+    if declared.computed:
+        if threshold is None:
+            raise ValueError(f"claim {id!r} declares a computed threshold "
+                             f"({declared.threshold_from}); pass threshold=")
+    elif threshold is not None:
+        raise ValueError(f"claim {id!r}: its threshold is declared in {declarations.FILE} "
+                         f"({declared.threshold!r}); do not pass one")
+    else:
+        threshold = declared.threshold
+    op = declared.op
     value = _number(value, "claim value")
     if op == "in":
         if not (isinstance(threshold, (tuple, list)) and len(threshold) == 2):
@@ -296,70 +291,67 @@ def claim(
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"claim {id!r}: the measured value is {value}")
     if interval is not None:
-        if len(interval) != 2 or interval[0] > interval[1]:
-            raise ValueError(f"interval must be (low, high); got {interval!r}")
+        if len(interval) != 2 or not interval[0] <= interval[1]:
+            raise ValueError(f"claim {id!r}: interval must be (low, high); got {interval!r}")
         interval = (float(interval[0]), float(interval[1]))
-    if rtol < 0 or atol < 0:
-        raise ValueError(f"tolerances must be non-negative; got rtol={rtol}, atol={atol}")
     record = Claim(
         id=id,
-        statement=statement,
-        paper=paper,
+        statement=declared.statement,
+        paper=declared.paper,
         value=value,
         op=op,
         threshold=threshold,
         verdict=verdict(value, op, threshold, interval),
         measured=format_measured(value if shown is None else shown, digits),
-        kind=kind,
+        kind=declared.kind,
         interval=interval,
-        rtol=float(rtol),
-        atol=float(atol),
-        timed=bool(timed),
+        rtol=declared.rtol,
+        atol=declared.atol,
+        timed=declared.timed,
         note=note,
+        fidelity=declared.fidelity,
+        seed=CURRENT_SEED,
     )
-    record = replace(record, seeds=_seed_summary(id, record.verdict))
     _RECORDED[id] = record
     _display(record)
 
 
-def seed_summary(seeds: dict) -> dict:
-    """``{"holds": k, "n": n, "fragile": bool, "verdicts": {...}}`` from ``{seed: {verdict}}``."""
-    verdicts = [v["verdict"] for v in seeds.values() if v is not None]
-    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
-    return {"holds": verdicts.count("holds"), "n": len(verdicts), "fragile": len(counts) > 1,
-            "verdicts": counts}
-
-
-def _seed_summary(claim_id: str, verdict_now: str) -> dict | None:
-    """The claim's verdicts over seeds, from the chapter's committed record, when there is one.
-
-    Read only when the runner says which notebook it executes (``$ICML25_SOURCE``); the record's
-    sha256 joins the run's inputs, so a new record makes the notebook stale. This run's own seed
-    counts with this run's verdict (a timed claim may differ from the recorded one).
-    """
+def _chapter() -> tuple[Path, str | None]:
+    """The chapter folder and notebook stem of this run: from the runner, else the cwd."""
     source = os.environ.get(SOURCE_ENV)
-    if not source:
-        return None
-    from . import paths
-    from .hashing import sha256_file
+    if source:
+        from . import paths
 
-    path = paths.ROOT / Path(source).parent / SEEDS_FILE
-    if not path.exists():
-        return None
-    _SEED_FILES[paths.relative(path)] = sha256_file(path)
-    for c in json.loads(path.read_text())["claims"]:
-        if c["notebook"] == Path(source).name and c["id"] == claim_id:
-            seeds = dict(c["seeds"])
-            if str(CURRENT_SEED) in seeds:
-                seeds[str(CURRENT_SEED)] = {**(seeds[str(CURRENT_SEED)] or {}),
-                                            "verdict": verdict_now}
-            return seed_summary(seeds)
-    return None
+        py = paths.ROOT / source
+        return py.parent, py.stem
+    return Path.cwd(), None
 
 
-def seed_files() -> dict[str, str]:
-    """Seed records read by this run's claims, relative path → sha256 (for the provenance)."""
-    return dict(_SEED_FILES)
+def _declaration(claim_id: str):
+    from . import declarations
+
+    folder, notebook = _chapter()
+    declared = declarations.load(folder)
+    if not declared:
+        raise declarations.DeclarationError(
+            f"no {declarations.FILE} in {folder}: declare claim {claim_id!r} there first")
+    if claim_id not in declared:
+        raise declarations.DeclarationError(
+            f"claim {claim_id!r} is not declared in {folder.name}/{declarations.FILE} "
+            f"(declared: {', '.join(declared)})")
+    found = declared[claim_id]
+    if notebook is not None:
+        if found.notebook != notebook:
+            raise declarations.DeclarationError(
+                f"claim {claim_id!r} is declared for {found.notebook}, reported by {notebook}")
+        _DECLARED[declarations.input_key(folder, notebook)] = declarations.run_digest(
+            folder, notebook)
+    return found
+
+
+def declared_inputs() -> dict[str, str]:
+    """The declarations this run read, as provenance inputs (key → digest of the run fields)."""
+    return dict(_DECLARED)
 
 
 def _display(record: Claim) -> None:
@@ -377,17 +369,20 @@ def _display(record: Claim) -> None:
 def same_result(published: dict, rerun: dict) -> str | None:
     """Compare two records of one claim; ``None`` when they agree, else what differs.
 
-    The verdict must be identical (for a ``timed`` claim, unless the value is within tolerance);
-    the value may move by the tolerance the published record declares,
-    $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$.
+    The verdict must be identical and the value may move by the tolerance the published record
+    declares, $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. A ``timed`` claim
+    measures the machine as much as the code, so only its presence is compared: its value and
+    verdict on a busy or another machine are not the published ones, and need not be.
     """
+    if published.get("timed"):
+        return None
     v0, v = published.get("value"), rerun.get("value")
     if isinstance(v0, bool) or isinstance(v, bool):
         close = v0 == v
     else:
         allowed = published.get("atol", 0.0) + published.get("rtol", DEFAULT_RTOL) * abs(v0)
         close = abs(v - v0) <= allowed
-    if published.get("verdict") != rerun.get("verdict") and not (published.get("timed") and close):
+    if published.get("verdict") != rerun.get("verdict"):
         return (f"claim {published.get('id')!r}: verdict {rerun.get('verdict')!r}, "
                 f"published {published.get('verdict')!r}")
     if isinstance(v0, bool) or isinstance(v, bool):
@@ -396,27 +391,6 @@ def same_result(published: dict, rerun: dict) -> str | None:
         return (f"claim {published.get('id')!r}: value {v!r} differs from the published {v0!r} "
                 f"by {abs(v - v0):.3g} > tolerance {allowed:.3g}")
     return None
-
-
-def glance(records: list[Claim]) -> str:
-    """MyST Markdown listing the verdicts, one line each: the "results at a glance" box."""
-    roles = {"holds": "bdg-success", "does not hold": "bdg-danger", "inconclusive": "bdg-warning"}
-    lines = []
-    for kind, title in (("claim", "The paper's claims"), ("check", "Checks")):
-        chosen = [c for c in records if c.kind == kind]
-        if not chosen:
-            continue
-        if kind == "check":
-            lines.append(f"\n{title} (hold by construction or verify a bound): " + ", ".join(
-                f"{{{roles[c.verdict]}}}`{c.verdict}` {c.id}" for c in chosen) + ".")
-            continue
-        for c in chosen:
-            statement = c.statement.replace("`", "'")
-            fragile = (" {bdg-warning-line}`fragile: " + c.seeds_text().split(";")[0] + "`"
-                       if c.seeds and c.seeds["fragile"] else "")
-            lines.append(f"- {{{roles[c.verdict]}}}`{c.verdict}`{fragile} {statement}: "
-                         f"**{c.ours()}** ({c.requirement()})")
-    return "\n".join(lines).strip() or "No claims are checked on this page."
 
 
 def split_outputs(outputs: list) -> tuple[list[dict], list]:
@@ -444,4 +418,4 @@ def recorded() -> list[Claim]:
 
 def reset() -> None:
     _RECORDED.clear()
-    _SEED_FILES.clear()
+    _DECLARED.clear()

@@ -120,8 +120,8 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
     if figure:
         thumb = thumbnail(figure[0])
         lines += [f":img-top: _static/cards/{number}.png", f":img-alt: {_escape(figure[1])}"]
-    verdict = (f"{{bdg-success-line}}`{counts['holds']} of {counts['claims']} claims hold`"
-               if counts["claims"] else "{bdg-secondary-line}`not yet executed`")
+    verdict = (f"{{bdg-success-line}}`{counts['holds']} of {counts['claims']} of the paper's "
+               "claims hold`" if counts["claims"] else "{bdg-secondary-line}`no paper's claim`")
     lines += [
         "",
         f"**The question.** {f['question']}",

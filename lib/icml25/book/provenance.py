@@ -59,7 +59,7 @@ def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dic
     """The record of this run (everything but the source hash, which the runner adds)."""
     inputs = loaded_modules()
     inputs.update(data.loaded())
-    inputs.update(claims.seed_files())
+    inputs.update(claims.declared_inputs())
     return {
         "mode": mode,
         "seed": seed,

@@ -1,11 +1,12 @@
-"""Seed robustness: is a published verdict a finding, or the luck of seed 0?
+"""The seed record: every claim measured under independent run seeds, to be pooled.
 
 ``python -m icml25.book robustness 11 --seeds 5`` re-executes chapter 11's notebooks in book mode
 with seeds 1, ..., n-1 (seed 0 is the published run, read from the committed notebook), in
-parallel jobs, and writes ``chapters/11-.../_robustness.json``: for every claim, the verdict and
-value under each seed, and the sha256 of every input that decides them (the notebooks' sources,
-the method modules, the data). The claims ledger reads it and shows "holds in k of n seeds"; a
-claim whose verdict changes with the seed is **fragile**.
+parallel jobs, and writes ``chapters/11-.../_robustness.json``: for every claim, the value, the
+run's interval, threshold and verdict under each seed, and the sha256 of every input that decides
+them (the notebooks' code, the method modules, the data, the declarations). The pages' verdicts
+pool these seeds (:mod:`icml25.book.pooling`); ``--until-decided`` adds seeds while a claim is
+undecided, up to its declared ``max_seeds``, in the chapters cheap enough to re-run.
 
 The record is **stale** when the code of a chapter notebook (its code cells up to the last claim:
 prose and the exercises' solutions do not move a claim), a method module or a data file changed since, or when the published claims are not the
@@ -20,9 +21,8 @@ import json
 from pathlib import Path
 
 from . import notebooks, paths
-from .claims import SEEDS_FILE, seed_summary
-from .hashing import sha256_file
-from .staleness import read_record, state
+from .claims import SEEDS_FILE
+from .staleness import input_digest, read_record, state
 
 RECORD = SEEDS_FILE
 MACHINERY = "lib/icml25/book/"
@@ -58,10 +58,10 @@ def code_digest(py: Path) -> str:
 
 
 def _digest(rel: str) -> str | None:
-    path = paths.ROOT / rel.removesuffix(CODE)
-    if not path.exists():
-        return None
-    return code_digest(path) if rel.endswith(CODE) else sha256_file(path)
+    if rel.endswith(CODE):
+        path = paths.ROOT / rel.removesuffix(CODE)
+        return code_digest(path) if path.exists() else None
+    return input_digest(rel)
 
 
 def _inputs(states) -> dict[str, str]:
@@ -76,15 +76,16 @@ def _inputs(states) -> dict[str, str]:
 
 
 def _claims_of(record: dict) -> dict[str, dict]:
-    return {c["id"]: {"verdict": c["verdict"], "value": c["value"]} for c in record["claims"]}
+    """``{id: {value, interval, verdict, threshold}}`` of one execution's record."""
+    return {c["id"]: {"value": c["value"], "interval": c.get("interval"),
+                      "verdict": c["verdict"], "threshold": c["threshold"]}
+            for c in record["claims"]}
 
 
 def published(chapter: notebooks.Chapter):
     """The fresh published states of the chapter's notebooks; raise if one is stale."""
     states = [state(py) for py in chapter.notebooks]
-    # A notebook stale only because of the seed record (which it displays) still ran this code.
-    stale = [paths.relative(s.source) for s in states
-             if any(RECORD not in reason for reason in s.reasons)]
+    stale = [paths.relative(s.source) for s in states if s.stale]
     if stale:
         raise ValueError(f"re-execute first (`make run CHAPTER={chapter.name[:2]}`): stale {stale}")
     return states
@@ -92,11 +93,12 @@ def published(chapter: notebooks.Chapter):
 
 def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
             scheduler: str | None = None, log=print) -> dict[str, dict]:
-    """Run seeds ``1 .. seeds-1`` of every notebook of ``chapters``; build one record per chapter.
+    """Make every chapter's record hold seeds ``0 .. seeds-1``; return ``{name: record}``.
 
-    All executions share one pool (chapters and seeds are independent): ``jobs`` local
-    processes, or the workers of the Dask cluster at ``scheduler`` (see :mod:`.executor`).
-    Returns ``{chapter name: record}`` for the chapters whose runs all succeeded (not written).
+    Seed 0 is the published run, read from the committed notebook. The seeds a chapter's
+    current record already holds are kept; only the missing ones run, all chapters' runs in one
+    pool (``jobs`` local processes, or the workers of the Dask cluster at ``scheduler``). A stale
+    record is measured anew. The records are returned, not written.
 
     Raises
     ------
@@ -111,13 +113,22 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     if seeds < 2:
         raise ValueError(f"seed robustness needs at least 2 seeds; got {seeds}")
     states = {chapter.name: published(chapter) for chapter in chapters}
-    runs = {(name, s.source.name): {0: _claims_of(s.record)}
-            for name, chapter_states in states.items() for s in chapter_states}
-    todo = [(s.source, {"seed": k}) for k in range(1, seeds)
-            for chapter_states in states.values() for s in chapter_states]
+    runs: dict[tuple[str, str], dict[int, dict]] = {}
+    todo = []
+    for chapter in chapters:
+        kept = read(chapter) if not problems(chapter) else None
+        for s in states[chapter.name]:
+            by_seed = {0: _claims_of(s.record)}
+            if kept:
+                for c in kept["claims"]:
+                    if c["notebook"] == s.source.name:
+                        for k, v in c["seeds"].items():
+                            if int(k) != 0 and int(k) < seeds and v is not None:
+                                by_seed.setdefault(int(k), {})[c["id"]] = v
+            runs[(chapter.name, s.source.name)] = by_seed
+            todo += [(s.source, {"seed": k}) for k in range(1, seeds) if k not in by_seed]
     failed = {}
-    for result in execute_all(todo, jobs=jobs, scheduler=scheduler, progress=False,
-                              log=log):
+    for result in execute_all(todo, jobs=jobs, scheduler=scheduler, progress=False, log=log):
         if not result.ok:
             failed[result.chapter] = result.error
             continue
@@ -135,7 +146,6 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
                     "id": c["id"],
                     "notebook": s.source.name,
                     "kind": c.get("kind", "claim"),
-                    "published": c["verdict"],
                     "seeds": {str(k): by_seed[k].get(c["id"]) for k in sorted(by_seed)},
                 })
         records[name] = {
@@ -149,6 +159,21 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
         error.records = records
         raise error
     return records
+
+
+def undecided(chapter: notebooks.Chapter) -> list[tuple[str, int]]:
+    """The chapter's claims still inconclusive after pooling that more seeds may decide:
+    ``[(id, seeds wanted)]``, capped by each claim's declared ``max_seeds``."""
+    from . import ledger
+
+    found = []
+    for row in ledger.rows(chapter):
+        p, d = row.pooled, row.declaration
+        if p is None or d is None or p.verdict != "inconclusive" or d.deterministic:
+            continue
+        if p.n < d.max_seeds:
+            found.append((row.id, min(d.max_seeds, p.seeds_to_decide or d.max_seeds)))
+    return found
 
 
 def write(chapter: notebooks.Chapter, record: dict) -> Path:
@@ -165,10 +190,12 @@ def read(chapter: notebooks.Chapter) -> dict | None:
 
 
 def problems(chapter: notebooks.Chapter) -> list[str]:
-    """Why the chapter's robustness record is missing or stale; empty when it is current."""
+    """Why the chapter's seed record is missing or stale; empty when it is current."""
     record = read(chapter)
     if record is None:
         return [f"{chapter.name}: no {RECORD} (run `make robustness CHAPTER={chapter.name[:2]}`)"]
+    if "claims" not in record or any("published" in c for c in record["claims"]):
+        return [f"{chapter.name}: {RECORD} has the old format; run the seeds again"]
     found = []
     for rel, digest in record["inputs"].items():
         if _digest(rel) != digest:
@@ -181,35 +208,9 @@ def problems(chapter: notebooks.Chapter) -> list[str]:
                      f"{sorted(now ^ covered)}")
     published_ = {(s.source.name, c["id"]): c for s in states if s.record for c in s.claims}
     for c in record["claims"]:
-        key = (c["notebook"], c["id"])
-        now = published_.get(key)
-        # A timed claim's verdict may differ between two executions of the same code.
-        if now and not now.get("timed") and now["verdict"] != c["published"]:
-            found.append(f"{chapter.name}: {c['id']} is published as {now['verdict']!r}, "
-                         f"the seeds ran with {c['published']!r}")
-    return found
-
-
-def summary(claim_record: dict) -> dict:
-    """``{"holds": k, "n": n, "fragile": bool, "verdicts": {...}}`` for one claim's seeds."""
-    return seed_summary(claim_record["seeds"])
-
-
-def by_claim(chapter: notebooks.Chapter) -> dict[tuple[str, str], dict]:
-    """``{(notebook, claim id): summary}`` from the chapter's record (empty when missing).
-
-    Seed 0 counts with the published verdict (the same code, but a timed claim may differ).
-    """
-    record = read(chapter)
-    if record is None:
-        return {}
-    published_ = {(py.name, c["id"]): c["verdict"] for py in chapter.notebooks
-                  for c in state(py).claims}
-    found = {}
-    for c in record["claims"]:
-        key = (c["notebook"], c["id"])
-        seeds = dict(c["seeds"])
-        if key in published_ and "0" in seeds:
-            seeds["0"] = {**(seeds["0"] or {}), "verdict": published_[key]}
-        found[key] = seed_summary(seeds)
+        now = published_.get((c["notebook"], c["id"]))
+        zero = c["seeds"].get("0")
+        if now and zero and not now.get("timed") and now["value"] != zero["value"]:
+            found.append(f"{chapter.name}: {c['id']}: seed 0 in the record is {zero['value']!r}, "
+                         f"the published notebook's {now['value']!r}")
     return found

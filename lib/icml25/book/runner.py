@@ -32,6 +32,7 @@ import nbformat
 
 from . import RECORD_ENV, notebooks, numerics, paths
 from .claims import SOURCE_ENV
+from .staleness import input_digest
 from .hashing import sha256_file
 from .params import validate_overrides
 
@@ -214,8 +215,7 @@ def _foreign_inputs(py: Path, record: dict) -> list[str]:
     """Inputs a run recorded whose digest is not this checkout's (a worker ran other code)."""
     found = [paths.relative(py)] if record["source_sha256"] != sha256_file(py) else []
     for rel, digest in record.get("inputs", {}).items():
-        path = Path(rel) if Path(rel).is_absolute() else paths.ROOT / rel
-        if not path.exists() or sha256_file(path) != digest:
+        if input_digest(rel) != digest:
             found.append(rel)
     return found
 

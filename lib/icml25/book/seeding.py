@@ -1,7 +1,16 @@
-"""One seed for python, numpy and torch; fixed thread counts so that outputs are reproducible."""
+"""One run seed, named independent streams, fixed thread counts: reproducible randomness.
+
+Every random draw of a run derives from the run seed $s$ through numpy's ``SeedSequence``: the
+stream named ``name`` is ``SeedSequence(entropy=s, spawn_key=(h(name),))``, with $h$ the first
+64 bits of the name's sha256. SeedSequence hashes its entropy and spawn key together, so two
+streams share nothing unless both the run seed and the name are equal; in particular run 1's
+streams are not run 0's streams shifted by one, as ``seed + i`` offsets would make them, and a
+seed record over runs $0, \\dots, n-1$ holds $n$ independent replications.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import sys
@@ -9,8 +18,39 @@ import sys
 import numpy as np
 
 
-def seed_everything(seed: int, threads: int = 1) -> np.random.Generator:
+def _name_key(name: str) -> int:
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a stream name must be a non-empty string; got {name!r}")
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+
+
+def stream(seed: int, name: str) -> np.random.SeedSequence:
+    """The seed sequence of stream ``name`` of run ``seed``.
+
+    Parameters
+    ----------
+    seed : int
+        The run seed $s \\ge 0$.
+    name : str
+        What the stream draws (``"bootstrap"``, ``"screen"``, ``"init-3"``); a name is used for
+        one purpose in a run.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"the run seed must be a non-negative integer; got {seed!r}")
+    return np.random.SeedSequence(entropy=int(seed), spawn_key=(_name_key(name),))
+
+
+def stream_int(seed: int, name: str) -> int:
+    """A 63-bit integer drawn from :func:`stream` (for kernels and torch, which take an int)."""
+    words = stream(seed, name).generate_state(2, np.uint32)
+    return int(words[0]) | (int(words[1]) & 0x7FFFFFFF) << 32
+
+
+def seed_everything(seed: int, threads: int = 1) -> None:
     """Seed ``random``, numpy's legacy global state and torch (if it is imported); fix threads.
+
+    The global states are seeded only so that a library that draws from them behind the
+    chapter's back is reproducible too; chapters draw from named streams (:func:`stream`).
 
     Parameters
     ----------
@@ -19,14 +59,10 @@ def seed_everything(seed: int, threads: int = 1) -> np.random.Generator:
     threads : int
         Threads for BLAS/OpenMP and torch.  Reductions split over a different number of threads
         sum in a different order, so a fixed count keeps printed digits identical across machines.
-
-    Returns
-    -------
-    numpy.random.Generator
-        A generator seeded with ``seed``: pass it (or seeds drawn from it) to the kernels.
     """
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
+    global_seed = stream_int(seed, "global state")
+    random.seed(global_seed)
+    np.random.seed(global_seed % 2**32)
     os.environ["PYTHONHASHSEED"] = str(seed)
     try:
         from threadpoolctl import threadpool_limits
@@ -37,7 +73,6 @@ def seed_everything(seed: int, threads: int = 1) -> np.random.Generator:
     # torch costs a second to import: seed it only when the chapter uses it (import it first).
     torch = sys.modules.get("torch")
     if torch is not None:
-        torch.manual_seed(seed)
+        torch.manual_seed(global_seed)
         torch.set_num_threads(threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
-    return np.random.default_rng(seed)

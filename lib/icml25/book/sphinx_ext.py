@@ -8,6 +8,9 @@
   download menu, next to the executed ``.ipynb``, with the notebook's student edition (its
   solutions replaced by empty cells, :mod:`icml25.book.student`) and the chapter's PDF
   (:mod:`icml25.book.printing`).
+* A chapter page's verdict boxes show the verdict pooled over the seeds (:mod:`.ledger`), not
+  the verdict of the one run (seed 0) that the executed notebook holds: the pooling happens
+  when the pages are built, so the seed record is never an input of the notebook it came from.
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
 
@@ -18,7 +21,40 @@ source suffix when the template renders; this wraps that function to point at th
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from pathlib import Path
+
+_BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/icml25-claim-->',
+                  re.S)
+
+
+@lru_cache(maxsize=None)
+def _chapter_rows(chapter: str) -> dict:
+    from . import ledger, notebooks
+
+    found = [c for c in notebooks.chapters() if c.name == chapter]
+    return {row.id: row for row in ledger.rows(found[0])} if found else {}
+
+
+def pooled_boxes(body: str, chapter: str) -> str:
+    """``body`` with each claim box replaced by the box of the claim's pooled verdict."""
+    import html
+
+    rows = _chapter_rows(chapter)
+
+    def replace(match):
+        row = rows.get(html.unescape(match.group(1)))
+        info = row.box_info() if row else None
+        return row.published.box(info) if info else match.group(0)
+
+    return _BOX.sub(replace, body)
+
+
+def _show_pooled_verdicts(app, pagename, templatename, context, doctree):
+    parts = pagename.split("/")
+    if len(parts) == 3 and parts[0] == "chapters" and "body" in context:
+        context["body"] = pooled_boxes(context["body"], parts[1])
 
 
 def _point_edit_link_at_source(app, pagename, templatename, context, doctree):
@@ -117,6 +153,7 @@ def setup(app):
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
     # the context, and sphinx-book-theme's header buttons (501), which call it.
     app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)
+    app.connect("html-page-context", _show_pooled_verdicts)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", _drop_unused_scripts, priority=901)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

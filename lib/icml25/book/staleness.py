@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from . import paths
-from .claims import SEEDS_FILE
+from . import declarations
 from .hashing import sha256_file
 
 
@@ -42,6 +42,15 @@ def read_record(ipynb: Path) -> dict | None:
     return nb.metadata.get("icml25")
 
 
+def input_digest(rel: str) -> str | None:
+    """The current digest of a provenance input: a file's sha256, or for a key into
+    ``claims.toml`` the digest of the fields a run uses; ``None`` when it is gone."""
+    if declarations.KEY in rel:
+        return declarations.digest_of_key(rel)
+    path = paths.ROOT / rel
+    return sha256_file(path) if path.exists() else None
+
+
 def state(py: Path) -> State:
     """Stale when never executed, executed outside book mode, or an input's sha256 changed."""
     ipynb = py.with_suffix(".ipynb")
@@ -56,13 +65,13 @@ def state(py: Path) -> State:
     if record.get("source_sha256") != sha256_file(py):
         reasons.append(f"source changed: {py.name}")
     for rel, digest in record.get("inputs", {}).items():
-        path = paths.ROOT / rel
-        if not path.exists():
+        now = input_digest(rel)
+        if now is None:
             reasons.append(f"input removed: {rel}")
-        elif sha256_file(path) != digest:
+        elif now != digest:
             reasons.append(f"input changed: {rel}")
-    seeds = py.parent / SEEDS_FILE
-    if seeds.exists() and record.get("claims") and paths.relative(seeds) not in record.get(
-            "inputs", {}):
-        reasons.append(f"seed record added since: {SEEDS_FILE}")
+    key = declarations.input_key(py.parent, py.stem)
+    if record.get("claims") is not None and key not in record.get("inputs", {}) and \
+            declarations.for_notebook(py.parent, py.stem):
+        reasons.append(f"claims declared since: {declarations.FILE}")
     return State(py, bool(reasons), reasons, record)

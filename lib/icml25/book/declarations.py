@@ -1,0 +1,222 @@
+"""The claims a chapter tests, declared before they are measured: ``chapters/NN-*/claims.toml``.
+
+One reviewable file per chapter says, for every claim and check, what is tested and against what
+the paper said; the notebooks only report the measurement by id (:func:`icml25.book.claim`).
+Each entry is a TOML table in the array ``claims``::
+
+    [[claims]]
+    id = "agreement"                # unique in the chapter
+    notebook = "reproduction"       # the notebook that reports it
+    kind = "claim"                  # or "check": holds by construction or verifies a bound
+    fidelity = "paper"              # paper | weaker | stricter | variant | proxy | exploratory
+    why = ""                        # one sentence, required unless fidelity is "paper"
+    statement = "Spearman(s-OTDD, OTDD) >= 0.9 over 20 pairs"
+    paper = "Fig. 2: rho = 0.98 on *NIST pairs"   # the paper's words or figure, and where
+    op = ">="                       # >=, >, <=, <, ==, in
+    threshold = 0.9                 # a number, true/false, [low, high]; or "computed"
+    threshold_from = ""             # for "computed": how the run derives it (a bound, chance)
+    rtol = 1e-4                     # how far a re-execution's value may move (with atol)
+    atol = 0.0
+    timed = false                   # the value is a CPU-time measurement
+    varies = ["data"]               # what a seed changes: data, training, evaluation ([] none)
+    max_seeds = 20                  # more seeds may be added while the claim is undecided
+    [[claims.history]]              # every change after a published result, with its reason
+    date = "2026-11-30"
+    change = "threshold 4 -> 16"
+    reason = "..."
+
+Thresholds come from the paper's statement, never from a result. A change of ``op``,
+``threshold`` or ``statement`` after a published result is recorded under ``history``; the tests
+compare the declarations with the published notebooks and fail on a change not recorded there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+
+FILE = "claims.toml"
+FIDELITY = ("paper", "weaker", "stricter", "variant", "proxy", "exploratory")
+#: What the fidelity classes mean, for the ledger and the chapters' tables.
+FIDELITY_LABELS = {
+    "paper": "the paper's claim",
+    "weaker": "weaker than the paper",
+    "stricter": "stricter than the paper",
+    "variant": "about our variant",
+    "proxy": "a proxy or an oracle",
+    "exploratory": "exploratory (not claimed by the paper)",
+}
+KINDS = ("claim", "check")
+OPS = (">=", ">", "<=", "<", "==", "in")
+VARIES = ("data", "training", "evaluation")
+COMPUTED = "computed"
+DEFAULT_MAX_SEEDS = 20
+#: The fields a run of the notebook uses: a change to one of them makes the notebook stale.
+#: The others (fidelity, paper, history, ...) are read when the pages are built.
+RUN_FIELDS = ("id", "notebook", "kind", "statement", "op", "threshold", "rtol", "atol", "timed")
+
+
+class DeclarationError(ValueError):
+    """A ``claims.toml`` that is malformed, or a claim reported that it does not declare."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One declared claim or check."""
+
+    id: str
+    notebook: str
+    kind: str
+    fidelity: str
+    statement: str
+    paper: str
+    op: str
+    threshold: object
+    why: str = ""
+    threshold_from: str = ""
+    rtol: float = 1e-4
+    atol: float = 0.0
+    timed: bool = False
+    varies: tuple = ("data",)
+    max_seeds: int = DEFAULT_MAX_SEEDS
+    history: tuple = field(default=())
+
+    @property
+    def computed(self) -> bool:
+        """The threshold is derived by the run (a bound at the run's size, a chance level)."""
+        return self.threshold == COMPUTED
+
+    @property
+    def deterministic(self) -> bool:
+        """No seed changes the measurement: one run decides."""
+        return not self.varies
+
+    @property
+    def counted(self) -> bool:
+        """Counted in the headline: the paper's claim, as the paper states it."""
+        return self.kind == "claim" and self.fidelity == "paper"
+
+    def run_fields(self) -> dict:
+        return {k: getattr(self, k) for k in RUN_FIELDS}
+
+
+def _threshold(value, op: str, where: str):
+    if value == COMPUTED:
+        return COMPUTED
+    if op == "in":
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+                and value[0] <= value[1]):
+            raise DeclarationError(f"{where}: op 'in' needs threshold = [low, high]; got {value!r}")
+        return tuple(float(v) for v in value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    raise DeclarationError(f"{where}: threshold must be a number, true/false, [low, high] or "
+                           f"\"computed\"; got {value!r}")
+
+
+def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
+    """The declarations of one ``claims.toml`` text, by id; raise :class:`DeclarationError`."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeclarationError(f"{where}: not valid TOML: {exc}") from None
+    unknown = set(data) - {"claims", "chapter"}
+    if unknown:
+        raise DeclarationError(f"{where}: unknown top-level keys {sorted(unknown)}")
+    found: dict[str, Declaration] = {}
+    allowed = set(Declaration.__dataclass_fields__)
+    for number, entry in enumerate(data.get("claims", []), 1):
+        at = f"{where}, claim {number} ({entry.get('id', '?')})"
+        missing = [k for k in ("id", "notebook", "kind", "fidelity", "statement", "paper", "op",
+                               "threshold") if k not in entry]
+        if missing:
+            raise DeclarationError(f"{at}: missing {', '.join(missing)}")
+        extra = set(entry) - allowed
+        if extra:
+            raise DeclarationError(f"{at}: unknown fields {sorted(extra)}; known: "
+                                   f"{', '.join(sorted(allowed))}")
+        if entry["id"] in found:
+            raise DeclarationError(f"{at}: id {entry['id']!r} declared twice")
+        if entry["kind"] not in KINDS:
+            raise DeclarationError(f"{at}: kind must be one of {KINDS}; got {entry['kind']!r}")
+        if entry["fidelity"] not in FIDELITY:
+            raise DeclarationError(f"{at}: fidelity must be one of {FIDELITY}; "
+                                   f"got {entry['fidelity']!r}")
+        if entry["fidelity"] != "paper" and not entry.get("why", "").strip():
+            raise DeclarationError(f"{at}: fidelity {entry['fidelity']!r} needs a 'why'")
+        if entry["op"] not in OPS:
+            raise DeclarationError(f"{at}: op must be one of {OPS}; got {entry['op']!r}")
+        threshold = _threshold(entry["threshold"], entry["op"], at)
+        if threshold == COMPUTED and not entry.get("threshold_from", "").strip():
+            raise DeclarationError(f"{at}: a computed threshold needs 'threshold_from'")
+        varies = tuple(entry.get("varies", ("data",)))
+        if any(v not in VARIES for v in varies):
+            raise DeclarationError(f"{at}: varies must list some of {VARIES}; got {varies!r}")
+        max_seeds = entry.get("max_seeds", DEFAULT_MAX_SEEDS)
+        if not isinstance(max_seeds, int) or max_seeds < 5:
+            raise DeclarationError(f"{at}: max_seeds must be an integer >= 5; got {max_seeds!r}")
+        for key in ("rtol", "atol"):
+            if key in entry and not (isinstance(entry[key], (int, float)) and entry[key] >= 0):
+                raise DeclarationError(f"{at}: {key} must be a non-negative number")
+        history = tuple(entry.get("history", ()))
+        for change in history:
+            if not {"date", "change", "reason"} <= set(change):
+                raise DeclarationError(f"{at}: each history entry needs date, change, reason")
+        found[entry["id"]] = Declaration(**{
+            **entry, "threshold": threshold, "varies": varies, "history": history,
+            "rtol": float(entry.get("rtol", 1e-4)), "atol": float(entry.get("atol", 0.0))})
+    return found
+
+
+def path_of(chapter_dir: Path) -> Path:
+    return Path(chapter_dir) / FILE
+
+
+def load(chapter_dir: Path) -> dict[str, Declaration]:
+    """The chapter's declarations by id (empty when it has no ``claims.toml``)."""
+    file = path_of(chapter_dir)
+    if not file.exists():
+        return {}
+    return parse(file.read_text(), paths.relative(file))
+
+
+def for_notebook(chapter_dir: Path, notebook: str) -> dict[str, Declaration]:
+    """The declarations that ``notebook`` (its stem, e.g. ``"reproduction"``) reports."""
+    return {k: d for k, d in load(chapter_dir).items() if d.notebook == notebook}
+
+
+#: Suffix of a provenance input key that covers one notebook's run fields of ``claims.toml``.
+KEY = "#claims:"
+
+
+def run_digest(chapter_dir: Path, notebook: str) -> str:
+    """sha256 of the fields a run of ``notebook`` uses (:data:`RUN_FIELDS`), in order.
+
+    A notebook goes stale when its statements or thresholds change, not when a fidelity label or
+    a quote is edited: those are read when the pages are built.
+    """
+    fields = [d.run_fields() for d in for_notebook(chapter_dir, notebook).values()]
+    text = json.dumps(fields, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def input_key(chapter_dir: Path, notebook: str) -> str:
+    return paths.relative(path_of(chapter_dir)) + KEY + notebook
+
+
+def digest_of_key(key: str) -> str | None:
+    """The current digest of a provenance key made by :func:`input_key` (``None`` if gone)."""
+    rel, _, notebook = key.partition(KEY)
+    file = paths.ROOT / rel
+    if not file.exists():
+        return None
+    return run_digest(file.parent, notebook)

@@ -1,0 +1,171 @@
+"""A claim's verdict decided over independent seeds, not by seed 0.
+
+Each seed $i = 1, \\dots, n$ of a chapter's seed record measured the claim's value $y_i$, often
+with a within-seed interval (a bootstrap or binomial interval over the run's samples), read as a
+standard error $s_i = (u_i - \\ell_i) / (2 \\cdot 1.96)$. The seeds differ in their data, their
+training or their evaluation draws, so the values also vary *between* seeds, by more than the
+within-seed errors say when the run's samples are not what moves the result (a model's training
+luck). The pooled estimate therefore uses a random-effects model
+$y_i = \\mu + b_i + e_i$, $b_i \\sim N(0, \\tau^2)$, $e_i \\sim N(0, s_i^2)$:
+
+* $\\hat\\tau^2$ by DerSimonian-Laird, weights $w_i = 1 / (s_i^2 + \\hat\\tau^2)$,
+  $\\hat\\mu = \\sum w_i y_i / \\sum w_i$;
+* the interval of Hartung-Knapp-Sidik-Jonkman, $\\hat\\mu \\pm t_{n-1, 0.975} \\sqrt{q}$ with
+  $q = \\sum w_i (y_i - \\hat\\mu)^2 / ((n - 1) \\sum w_i)$: it estimates the variance of
+  $\\hat\\mu$ from the seeds' own scatter, so it is exact when the seeds agree up to their
+  within-seed errors and close to nominal when they do not (the tests simulate both). Without
+  within-seed intervals ($s_i = 0$) it is the $t$ interval over seeds,
+  $\\bar y \\pm t_{n-1, 0.975}\\, \\mathrm{sd}(y) / \\sqrt n$.
+
+The verdict compares that interval with the declared threshold: **holds** or **does not hold**
+when the whole interval lies on one side, **inconclusive** when the threshold lies inside. A claim
+whose value is a yes/no statement pools as the share $k / n$ of seeds where it is true, with a
+Clopper-Pearson interval against one half: it holds when it is true in a clear majority of
+seeds. A claim that no seed changes (declared ``varies = []``, or identical in every seed) is
+decided by one run, with that run's interval. For an inconclusive claim,
+:func:`seeds_to_decide` says how many seeds would decide it at the observed effect.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .claims import format_measured, verdict as point_verdict
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """A claim's value and verdict over its seeds."""
+
+    estimate: float
+    interval: tuple[float, float]
+    n: int
+    verdict: str
+    method: str  # "random effects", "t over seeds", "share of seeds", "one run"
+    seeds_to_decide: int | None = None
+
+    def text(self) -> str:
+        lo, hi = self.interval
+        if self.method == "share of seeds":
+            return (f"true in {round(self.estimate * self.n)} of {self.n} seeds "
+                    f"[{format_measured(lo)}, {format_measured(hi)}]")
+        if lo == hi == self.estimate:
+            return format_measured(self.estimate)
+        return f"{format_measured(self.estimate)} [{format_measured(lo)}, {format_measured(hi)}]"
+
+
+def standard_errors(intervals) -> np.ndarray:
+    """Within-seed standard errors from 95% intervals (``None`` for a seed without one: nan)."""
+    return np.array([(hi - lo) / (2 * Z95) if iv is not None else np.nan
+                     for iv in intervals for lo, hi in [iv or (np.nan, np.nan)]], float)
+
+
+def random_effects(y, se) -> tuple[float, float, float]:
+    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ 95% interval.
+
+    Parameters
+    ----------
+    y : array of shape (n,)
+        The seeds' values $y_i$, $n \\ge 2$.
+    se : array of shape (n,)
+        Their within-seed standard errors $s_i \\ge 0$ (zeros: no within-seed error known).
+    """
+    y, se = np.asarray(y, float), np.asarray(se, float)
+    n = y.size
+    if n < 2:
+        raise ValueError(f"pooling needs at least 2 seeds; got {n}")
+    if se.shape != y.shape or np.any(~np.isfinite(se)) or np.any(se < 0):
+        raise ValueError("se must be finite, non-negative and of the same length as y")
+    t = stats.t.ppf(0.975, n - 1)
+    if np.all(se == 0):
+        return float(y.mean()), float(t * y.std(ddof=1) / math.sqrt(n)), float(y.var(ddof=1))
+    v = np.maximum(se, 1e-300) ** 2
+    w = 1 / v
+    mu_fixed = np.sum(w * y) / w.sum()
+    q_stat = np.sum(w * (y - mu_fixed) ** 2)
+    tau2 = max(0.0, (q_stat - (n - 1)) / (w.sum() - np.sum(w**2) / w.sum()))
+    w = 1 / (v + tau2)
+    mu = float(np.sum(w * y) / w.sum())
+    q = np.sum(w * (y - mu) ** 2) / ((n - 1) * w.sum())
+    return mu, float(t * math.sqrt(q)), float(tau2)
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval for a share $k / n$."""
+    alpha = 1 - level
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+def _edges(op: str, threshold) -> tuple:
+    return tuple(threshold) if op == "in" else (threshold,)
+
+
+def seeds_to_decide(n: int, estimate: float, half_width: float, op: str, threshold) -> int | None:
+    """Seeds that would put the threshold outside the interval at the observed effect.
+
+    The half-width shrinks as $1/\\sqrt n$, so $n' = n\\,(h / |\\hat\\mu - t|)^2$ (the nearest
+    edge of a range), rounded up; ``None`` when the estimate sits on the threshold.
+    """
+    gap = min(abs(estimate - edge) for edge in _edges(op, threshold))
+    if gap <= 0 or not math.isfinite(half_width):
+        return None
+    return max(n + 1, math.ceil(n * (half_width / gap) ** 2))
+
+
+def pool(values, intervals, op: str, threshold, *, deterministic: bool = False) -> Pooled:
+    """The pooled estimate, interval and verdict of one claim over its seeds.
+
+    Parameters
+    ----------
+    values : sequence of float or bool
+        The value each seed measured ($y_i$).
+    intervals : sequence of (float, float) or None
+        Each seed's within-seed 95% interval, ``None`` where the run has none.
+    op, threshold
+        The declared comparison and threshold (a threshold computed by the run: seed 0's).
+    deterministic : bool
+        The claim declares that no seed changes it: one run decides, with its own interval.
+    """
+    values, intervals = list(values), list(intervals)
+    if not values or len(values) != len(intervals):
+        raise ValueError("pool needs one interval (or None) per value, and at least one value")
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        n, k = len(values), int(sum(bool(v) for v in values))
+        if deterministic or len(set(values)) == 1 and n == 1:
+            v = bool(values[0])
+            return Pooled(float(v), (float(v), float(v)), 1, point_verdict(v, op, threshold),
+                          "one run")
+        lo, hi = clopper_pearson(k, n)
+        share = k / n
+        wanted = bool(threshold) if op == "==" else True
+        if wanted is False:
+            share, lo, hi = 1 - share, 1 - hi, 1 - lo
+        verdict = "holds" if lo > 0.5 else "does not hold" if hi < 0.5 else "inconclusive"
+        more = None
+        if verdict == "inconclusive":
+            more = next((m for m in range(n + 1, 200)
+                         if clopper_pearson(round(share * m), m)[0] > 0.5
+                         or clopper_pearson(round(share * m), m)[1] < 0.5), None)
+        return Pooled(share, (lo, hi), n, verdict, "share of seeds", more)
+    y = np.array([float(v) for v in values])
+    if deterministic or len(values) == 1 or np.all(y == y[0]):
+        interval = intervals[0] or (float(y[0]), float(y[0]))
+        verdict = point_verdict(float(y[0]), op, threshold, intervals[0])
+        return Pooled(float(y[0]), tuple(map(float, interval)), 1, verdict, "one run")
+    se = standard_errors(intervals)
+    has_se = np.isfinite(se)
+    method = "random effects" if has_se.all() else "t over seeds"
+    mu, half, _ = random_effects(y, np.where(has_se, se, 0.0) if has_se.all() else 0 * y)
+    interval = (mu - half, mu + half)
+    verdict = point_verdict(mu, op, threshold, interval)
+    more = (seeds_to_decide(len(y), mu, half, op, threshold) if verdict == "inconclusive"
+            else None)
+    return Pooled(mu, interval, len(y), verdict, method, more)

@@ -1,0 +1,205 @@
+"""Verdicts that mean what they say: declarations, independent streams, pooling over seeds."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from icml25.book import declarations, ledger, notebooks, paths, pooling, robustness
+from icml25.book.claims import verdict as point_verdict
+from icml25.book.seeding import stream, stream_int
+from icml25.book.staleness import state
+
+CHAPTERS = notebooks.chapters()
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+def _coverage(n_seeds, tau, within, sims=2000, seed=20261204):
+    """Share of simulated claims whose pooled interval covers the true mean (0.3)."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(sims):
+        se = within * rng.uniform(0.5, 1.5, n_seeds) if within else np.zeros(n_seeds)
+        y = 0.3 + rng.normal(0, tau, n_seeds) + rng.normal(0, 1, n_seeds) * se
+        intervals = [(v - 1.96 * s, v + 1.96 * s) for v, s in zip(y, se)] if within else \
+            [None] * n_seeds
+        p = pooling.pool(y, intervals, ">", 0.0)
+        hits += p.interval[0] <= 0.3 <= p.interval[1]
+    return hits / sims
+
+
+@pytest.mark.parametrize("n_seeds, tau, within", [
+    (5, 0.1, 0.0),     # no within-seed interval: the t interval over seeds
+    (5, 0.1, 0.05),    # between-seed variance dominates (a model's training luck)
+    (5, 0.0, 0.05),    # only the within-seed sampling error
+    (10, 0.05, 0.05),  # both
+])
+def test_the_pooled_interval_covers_the_truth_95_percent_of_the_time(n_seeds, tau, within):
+    assert 0.93 <= _coverage(n_seeds, tau, within) <= 0.97
+
+
+def test_an_interval_that_leaves_out_the_seed_variance_would_not_cover():
+    """What the pooling fixes: seed-0's own interval, when training luck dominates."""
+    rng = np.random.default_rng(1)
+    y = 0.3 + rng.normal(0, 0.1, 2000)
+    covered = np.mean(np.abs(y - 0.3) <= 1.96 * 0.01)
+    assert covered < 0.3
+
+
+def test_pooled_verdicts_follow_from_their_interval():
+    p = pooling.pool([0.2, 0.25, 0.3, 0.22, 0.28], [None] * 5, ">", 0)
+    assert p.verdict == "holds" and p.interval[0] > 0 and p.method == "t over seeds"
+    p = pooling.pool([0.05, -0.1, 0.2, -0.05, 0.1], [None] * 5, ">", 0)
+    assert p.verdict == "inconclusive" and p.seeds_to_decide > 5
+    p = pooling.pool([0.91, 0.93, 0.95, 0.92, 0.94], [(0.8, 1.0)] * 5, "in", (0.9, 0.99))
+    assert p.verdict == "inconclusive" and p.method == "random effects"
+    # A value no seed changes: one run decides, with its own interval.
+    p = pooling.pool([0.5] * 5, [(0.4, 0.6)] * 5, ">=", 0.45)
+    assert p.method == "one run" and p.verdict == "inconclusive" and p.n == 1
+    assert pooling.pool([0.5, 0.6], [None] * 2, ">=", 0.45, deterministic=True).n == 1
+
+
+def test_yes_no_claims_pool_as_the_share_of_seeds():
+    assert pooling.pool([True] * 5, [None] * 5, "==", True).verdict == "inconclusive"
+    six = pooling.pool([True] * 6, [None] * 6, "==", True)
+    assert six.verdict == "holds" and six.text().startswith("true in 6 of 6 seeds")
+    assert pooling.pool([False] * 6, [None] * 6, "==", True).verdict == "does not hold"
+    assert pooling.pool([True] * 5, [None] * 5, "==", True).seeds_to_decide == 6
+
+
+def test_seeds_to_decide_grows_as_the_inverse_square_of_the_effect():
+    assert pooling.seeds_to_decide(5, 0.1, 0.2, ">", 0) == 20
+    assert pooling.seeds_to_decide(5, 0.0, 0.2, ">", 0) is None
+
+
+def test_pooling_refuses_bad_input():
+    with pytest.raises(ValueError, match="one interval"):
+        pooling.pool([1.0, 2.0], [None], ">", 0)
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        pooling.random_effects([1.0], [0.1])
+
+
+# -- independent streams ---------------------------------------------------------------------
+
+NAMES = ["bootstrap", "screen", "init-0", "init-1", "world-0", "world-1", "global state"]
+
+
+def test_two_run_seeds_share_no_stream():
+    """No stream of run a is a stream of run b: the first draws of every (seed, name) differ,
+    and run 1's stream is not run 0's next one (what ``seed + i`` offsets did)."""
+    draws = {}
+    for seed in range(20):
+        for name in NAMES:
+            first = tuple(np.random.default_rng(stream(seed, name)).integers(0, 2**63, 4))
+            assert first not in draws, f"{(seed, name)} repeats {draws.get(first)}"
+            draws[first] = (seed, name)
+    ints = {stream_int(seed, name) for seed in range(20) for name in NAMES}
+    assert len(ints) == 20 * len(NAMES)
+
+
+def test_streams_are_deterministic_and_refuse_bad_input():
+    assert stream_int(3, "a") == stream_int(3, "a") < 2**63
+    with pytest.raises(ValueError, match="non-negative"):
+        stream(-1, "a")
+    with pytest.raises(ValueError, match="non-empty"):
+        stream(0, "")
+
+
+OFFSET = re.compile(r"seed\s*\+\s*\w|range\(\s*seed\b|\[\s*seed\s*,|seed\s*\*\s*\d")
+
+
+def test_no_seed_offsets_or_overlapping_seed_ranges():
+    """``seed + i`` makes run 1's stream i-1 run 0's stream i, ``range(seed, seed + n)`` makes
+    runs share replications, and ``[seed, 3]`` is a stream numbered by hand: named streams only."""
+    found = []
+    for path in [*paths.CHAPTERS.glob("*/*.py"), *(paths.ROOT / "lib").rglob("*.py")]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#")[0] if not line.lstrip().startswith("#") else ""
+            if OFFSET.search(code):
+                found.append(f"{paths.relative(path)}:{number}: {line.strip()}")
+    assert not found, "seed offsets or hand-numbered streams:\n" + "\n".join(found)
+
+
+# -- declarations ----------------------------------------------------------------------------
+
+def test_declarations_refuse_what_they_cannot_mean():
+    base = ('[[claims]]\nid = "a"\nnotebook = "method"\nkind = "claim"\nfidelity = "paper"\n'
+            'statement = "s"\npaper = "p"\nop = ">="\nthreshold = 1\n')
+    assert declarations.parse(base)["a"].counted
+    for bad, message in [
+        (base.replace('fidelity = "paper"', 'fidelity = "proxy"'), "needs a 'why'"),
+        (base.replace('fidelity = "paper"', 'fidelity = "good"'), "fidelity must be one of"),
+        (base.replace('op = ">="', 'op = "=>"'), "op must be one of"),
+        (base.replace("threshold = 1", 'threshold = "computed"'), "threshold_from"),
+        (base + base, "declared twice"),
+        (base + 'varies = ["luck"]\n', "varies must list"),
+        (base + "colour = 1\n", "unknown fields"),
+        (base.replace('op = ">="', 'op = "in"'), "op 'in' needs"),
+        ("[[claims]]\nid = 'a'\n", "missing"),
+    ]:
+        with pytest.raises(declarations.DeclarationError, match=message):
+            declarations.parse(bad)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_reported_claim_is_declared_and_every_declared_claim_reported(chapter):
+    declared = declarations.load(chapter.path)
+    assert declared, f"{chapter.name} has no {declarations.FILE}"
+    for py in chapter.notebooks:
+        reported = [c["id"] for c in state(py).claims]
+        wanted = [k for k, d in declared.items() if d.notebook == py.stem]
+        assert sorted(reported) == sorted(wanted), (
+            f"{paths.relative(py)}: reported {sorted(set(reported) - set(wanted))} undeclared, "
+            f"declared {sorted(set(wanted) - set(reported))} not reported")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_declarations_match_the_published_notebooks(chapter):
+    """A statement, comparison or threshold changed after a published result must be recorded
+    under ``[[claims.history]]`` with its reason, and the notebook re-executed."""
+    declared = declarations.load(chapter.path)
+    for py in chapter.notebooks:
+        for c in state(py).claims:
+            d = declared.get(c["id"])
+            if d is None:
+                continue
+            published = {"statement": c["statement"], "op": c["op"], "kind": c["kind"]}
+            now = {"statement": d.statement, "op": d.op, "kind": d.kind}
+            if not d.computed:
+                threshold = c["threshold"]
+                published["threshold"] = tuple(threshold) if isinstance(threshold, list) \
+                    else threshold
+                now["threshold"] = d.threshold
+            assert published == now, (
+                f"{chapter.name}/{declarations.FILE}: {c['id']} changed since it was published "
+                f"({published} -> {now}); record the change and its reason under "
+                "[[claims.history]] and re-execute")
+
+
+# -- the ledger ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_verdict_is_pooled_over_at_least_five_independent_seeds(chapter):
+    assert not robustness.problems(chapter)
+    for row in ledger.rows(chapter):
+        p, d = row.pooled, row.declaration
+        assert p is not None, f"{row.id}: no pooled verdict"
+        assert len(row.seeds) >= 5, f"{row.id}: {len(row.seeds)} seeds"
+        if p.method == "one run":
+            continue
+        assert p.n >= 5
+        if p.method != "share of seeds":
+            assert p.verdict == point_verdict(p.estimate, d.op, row.published.threshold,
+                                              p.interval)
+
+
+def test_the_ledger_as_data_lists_every_claim():
+    import json
+
+    rows = json.loads(Path(ledger.JSON_FILE).read_text())
+    declared = sum(len(declarations.load(c.path)) for c in CHAPTERS)
+    assert len(rows) == declared
+    assert {r["fidelity"] for r in rows} <= set(declarations.FIDELITY)
+    assert all(r["n"] >= 5 or r["method"] == "one run" for r in rows)
