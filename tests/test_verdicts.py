@@ -187,6 +187,9 @@ def test_every_verdict_is_pooled_over_at_least_five_independent_seeds(chapter):
         p, d = row.pooled, row.declaration
         assert p is not None, f"{row.id}: no pooled verdict"
         assert len(row.seeds) >= 5, f"{row.id}: {len(row.seeds)} seeds"
+        if d.deterministic:  # declared: no seed changes it; the record must agree
+            values = {repr(s["value"]) for s in row.seeds.values()}
+            assert len(values) == 1, f"{row.id} is declared varies = [] but moved: {values}"
         if p.method == "one run":
             continue
         assert p.n >= 5

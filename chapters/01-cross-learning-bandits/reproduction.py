@@ -17,16 +17,17 @@
 # %% [markdown]
 # :::{admonition} Results at a glance
 # :class: tip
-# ```{glue:md} results_at_a_glance
-# :format: myst
+# ```{include} _glance.md
 # ```
 # :::
 
 # %% [markdown]
 # Every learner meets the same contexts and losses in each run (common random numbers);
 # regrets are divided by $\sqrt{KT}$, the scale of the optimal rate. The thresholds of the
-# claims were fixed from the paper's statements before the run; every Monte-Carlo verdict
-# carries a 95% bootstrap interval over the independent runs.
+# claims come from the paper's statements and are declared in the chapter's `claims.toml`
+# (the one restated after a first measurement, the coin check's, says so there); every
+# Monte-Carlo measurement carries a 95% bootstrap interval over the independent runs, and
+# the ledger's verdict pools it over seeds.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
@@ -59,7 +60,7 @@ COLOURS = {"reconstruction": book.PALETTE[0], "oracle": book.PALETTE[2],
            "per-context": book.PALETTE[3], "blind": book.PALETTE[4],
            "no coin": book.PALETTE[1], "unpaired": book.PALETTE[5],
            "frozen": book.PALETTE[7]}
-boot_rng = np.random.default_rng([seed, 99])
+boot_rng = run.rng("bootstrap")
 
 
 def learners(env, names):
@@ -116,7 +117,8 @@ for C in size.contexts:
     env = cl.FirstPriceAuction(C, K, adversary="phases")
     results_c[C] = cl.simulate(
         env, learners(env, ["reconstruction", "oracle", "per-context", "blind"]),
-        size.horizon_c, n_seeds=size.seeds_c, seed=[seed, 1, C], n_checkpoints=40)
+        size.horizon_c, n_seeds=size.seeds_c, seed=run.seed_of(f"contexts-runs-C{C}"),
+        n_checkpoints=40)
 scale_c = np.sqrt(K * size.horizon_c)
 fixed_c = {name: np.array([results_c[C].fixed_regret[name][:, -1] / scale_c
                            for C in size.contexts])
@@ -204,22 +206,11 @@ def growth(name):
 rec_growth, rec_growth_ci = growth("reconstruction")
 pc_growth, pc_growth_ci = growth("per-context")
 book.claim(
-    "flat-in-contexts",
-    f"the reconstruction's mean regret against pi* grows by at most 25% from C = "
-    f"{size.contexts[0]} to C = {size.contexts[-1]} (T = {size.horizon_c}, K = {K})",
-    rec_growth, "<=", 1.25,
-    interval=rec_growth_ci, rtol=1e-3,
-    paper="regret O~(sqrt(K T log(1/delta))), with no dependence on the number of "
-    "contexts",
+    "flat-in-contexts", rec_growth, interval=rec_growth_ci,
     note="ratio of mean regrets; interval: 95% bootstrap over runs",
 )
 book.claim(
-    "per-context-grows",
-    "per-context EXP3 (no cross-learning) grows by at least 25% over the same range",
-    pc_growth, ">=", 1.25,
-    interval=pc_growth_ci, rtol=1e-3,
-    paper="without cross-learning the regret is O~(sqrt(C K T)) (the motivation, after "
-    "Balseiro et al. 2019)",
+    "per-context-grows", pc_growth, interval=pc_growth_ci,
     note="ratio of mean regrets; interval: 95% bootstrap over runs",
 )
 
@@ -248,14 +239,16 @@ book.claim(
 # %%
 envs_tail = {
     "benign": lambda T: cl.FirstPriceAuction(10, K, adversary="phases"),
-    "rare contexts": lambda T: cl.rare_context_adversary(10, K, T, seed=[seed, 3]),
+    "rare contexts": lambda T: cl.rare_context_adversary(
+        10, K, T, seed=run.seed_of("tail-rare-adversary")),
 }
 tail = {}  # (adversary, T) -> {learner: final regret / sqrt(K T), shape (S,)}
 for adversary, make_env in envs_tail.items():
     for T in size.horizons:
         env = make_env(T)
         res = cl.simulate(env, learners(env, ["reconstruction", "oracle"]), T,
-                          n_seeds=size.seeds_tail, seed=[seed, 2, T], n_checkpoints=1)
+                          n_seeds=size.seeds_tail, seed=run.seed_of(f"tail-runs-T{T}"),
+                          n_checkpoints=1)
         tail[adversary, T] = {n: r[:, -1] / np.sqrt(K * T)
                               for n, r in res.fixed_regret.items()}
 T_max = size.horizons[-1]
@@ -385,35 +378,18 @@ book.glue("oracle_slope", oracle_slope)
 slope_ci = bootstrap(slope, tail[slope_at, T_lo]["reconstruction"],
                      tail[slope_at, T_max]["reconstruction"])
 book.claim(
-    "concentration",
-    f"at T = {T_max}, the 99th percentile of the reconstruction's regret is at most "
-    f"1.5 times its mean, on both adversaries ({size.seeds_tail} runs each)",
-    spread, "<=", 1.5,
-    interval=spread_ci, rtol=1e-3,
-    paper="regret O~(sqrt(K T log(1/delta))) with probability 1 - delta (the main "
-    "theorem)",
+    "concentration", spread, interval=spread_ci,
     note=f"worst adversary: {spread_at}; the oracle, which knows nu, has "
     f"{np.quantile(oracle_at, 0.99) / oracle_at.mean():.2f} on the same runs: the "
     "spread comes from the contexts and the draws, not from the estimate; interval: "
     "95% bootstrap",
 )
 book.claim(
-    "light-tail",
-    "the tail shape (q99 - q50) / (q90 - q50) of the reconstruction's regret is at "
-    "most 2.43 (the Laplace value; 1.82 for a Gaussian) on both adversaries",
-    shape, "<=", 2.43,
-    interval=shape_ci, rtol=1e-3,
-    paper="a high-probability bound with log(1/delta) inside a square root: a "
-    "sub-Gaussian tail",
+    "light-tail", shape, interval=shape_ci,
     note=f"worst adversary: {shape_at}; interval: 95% bootstrap over runs",
 )
 book.claim(
-    "rate",
-    f"the log-log slope of the reconstruction's mean regret from T = {T_lo} to "
-    f"T = {T_max} is at most 0.75 on both adversaries",
-    slopes[slope_at], "<=", 0.75,
-    interval=slope_ci, rtol=1e-3,
-    paper="regret O~(sqrt(K T)): slope 1/2 up to logarithmic factors",
+    "rate", slopes[slope_at], interval=slope_ci,
     note=f"worst adversary: {slope_at}; the oracle's slope there: {oracle_slope:.2f}; "
     "interval: 95% bootstrap over runs",
 )
@@ -429,8 +405,8 @@ book.claim(
 # than exponential. The mean regret grows with slope {glue:text}`slope:.2f` on the
 # {glue:text}`slope_at` adversary, the oracle's with {glue:text}`oracle_slope:.2f`: at these
 # horizons both are still in their transient, where a $\sqrt T$ rate is not yet visible.
-# The light-tail verdict depends on the seed of the experiment (see its box): with
-# {glue:text}`seeds_tail` runs, a 99th percentile rests on two values.
+# The light-tail measurement moves from seed to seed: with {glue:text}`seeds_tail` runs, a
+# 99th percentile rests on two values; the ledger's verdict pools the seeds.
 #
 # What these runs cannot show: a quantile at $\delta=0.01$ from {glue:text}`seeds_tail`
 # runs rests on the two largest values, so the tail claims speak for $\delta$ down to about
@@ -457,13 +433,7 @@ book.glue("nu_ratio", ratios[worst_cell])
 book.glue("nu_worst", worst_cell)
 ratio_ci = bootstrap(lambda a, b: a.mean() / b.mean(), *cells[worst_cell])
 book.claim(
-    "unknown-nu-cost",
-    f"the reconstruction's mean regret is at most 1.5 times the oracle's (known nu) in "
-    f"every one of the {len(cells)} cells of sections 1 and 2",
-    ratios[worst_cell], "<=", 1.5,
-    interval=ratio_ci, rtol=1e-3,
-    paper="near-optimal regret without knowing the context distribution "
-    "(Schneider & Zimmert 2023; with high probability, this paper)",
+    "unknown-nu-cost", ratios[worst_cell], interval=ratio_ci,
     note=f"worst cell: {worst_cell}; the ratio ranges over "
     f"[{min(ratios.values()):.2f}, {max(ratios.values()):.2f}]; interval: 95% "
     "bootstrap",
@@ -472,9 +442,9 @@ book.claim(
 # %% [markdown]
 # The largest ratio, {glue:text}`nu_ratio:.2f`, is in the cell {glue:text}`nu_worst`, where
 # the oracle's own regret is smallest: learning from half of the rounds costs most where
-# there is least regret to begin with. This verdict depends on the seed of the experiment
-# (see its box): the largest ratio lands on either side of 1.5, so the runs can neither
-# confirm nor reject a factor of 1.5 at this scale.
+# there is least regret to begin with. The largest ratio moves from seed to seed and lies
+# close to 1.5, so this run's verdict says little alone; the ledger's verdict pools the
+# seeds.
 #
 # The reading of the algorithm matters too. Four versions of the epoch estimator, all in
 # `cl.SchneiderZimmert`, with the oracle as reference, on the rare-context adversary and on
@@ -493,13 +463,15 @@ book.claim(
 # %%
 variant_names = ["reconstruction", "no coin", "unpaired", "frozen", "oracle"]
 envs_v = {
-    "rare contexts": cl.rare_context_adversary(10, K, size.horizon_v, seed=[seed, 4]),
+    "rare contexts": cl.rare_context_adversary(
+        10, K, size.horizon_v, seed=run.seed_of("variant-rare-adversary")),
     "estimation rounds": cl.estimation_round_adversary(10, K, size.horizon_v),
 }
 variants = {}
 for adversary, env in envs_v.items():
     res = cl.simulate(env, learners(env, variant_names), size.horizon_v,
-                      n_seeds=size.seeds_v, seed=[seed, 5], n_checkpoints=2)
+                      n_seeds=size.seeds_v, seed=run.seed_of("variant-runs"),
+                      n_checkpoints=2)
     variants[adversary] = {n: r[:, -1] / np.sqrt(K * size.horizon_v)
                            for n, r in res.fixed_regret.items()}
     if adversary == "estimation rounds":
@@ -555,17 +527,9 @@ book.show_figure(fig, "fig_variants")
 # %% tags=["nbval-check-output"]
 half_ratio = float(second_half["no coin"].mean() / second_half["reconstruction"].mean())
 book.claim(
-    "coin-matters",
-    "on the adversary aimed at the pairing, over the second half of the horizon the "
-    "version without the coin accumulates at least twice the regret of the "
-    "reconstruction",
-    half_ratio, ">=", 2.0,
-    kind="check",
+    "coin-matters", half_ratio,
     interval=bootstrap(lambda a, b: a.mean() / b.mean(), second_half["no coin"],
                        second_half["reconstruction"]),
-    rtol=1e-3,
-    paper="the estimation round must not be predictable (the reason for the fair coin, "
-    "as this chapter reads the algorithm)",
     note=f"regret per round in the second half: {second_half['no coin'].mean():.3f} "
     f"without the coin, {second_half['reconstruction'].mean():.3f} with it; "
     "interval: 95% bootstrap over runs",
@@ -615,11 +579,11 @@ book.claim(
 
 # %%
 T_ex = size.horizon_ex
-env_ex = cl.rare_context_adversary(10, K, T_ex, seed=[seed, 6])
+env_ex = cl.rare_context_adversary(10, K, T_ex, seed=run.seed_of("exercise-adversary"))
 lengths = [2 * max(1, round(T_ex ** p / 2)) for p in (0.25, 0.5, 0.75)]
 ex_runs = {f"L = {L}": cl.SchneiderZimmert(epoch_length=L) for L in lengths}
-ex = cl.simulate(env_ex, ex_runs, T_ex, n_seeds=size.seeds_ex, seed=[seed, 7],
-                 n_checkpoints=1)
+ex = cl.simulate(env_ex, ex_runs, T_ex, n_seeds=size.seeds_ex,
+                 seed=run.seed_of("exercise-runs"), n_checkpoints=1)
 print(f"{'':10s}{'mean':>8s}{'q99':>8s}   (regret / sqrt(K T))")
 for name, r in ex.fixed_regret.items():
     x = r[:, -1] / np.sqrt(K * T_ex)

@@ -114,21 +114,12 @@ book.show_figure(fig, "fig_sae_training")
 
 # %% tags=["nbval-check-output"]
 book.claim(
-    "sae-sparse",
-    "the TopK SAE codes have exactly k = 32 active latents (L0, mean over texts)",
-    metrics["l0"], "==", 32,
-    kind="check",
-    paper="the paper's SAEs (Gemma Scope, Llama Scope) reconstruct with L0 in the tens",
+    "sae-sparse", metrics["l0"],
     note="holds by construction of the TopK activation, unless a top-k latent is zero",
 )
 book.claim(
-    "sae-fve",
-    "the TopK SAE codes explain at least 70% of the variance",
-    metrics["fve"], ">=", 0.7,
-    atol=0.02,  # a torch model trained on the CPU: its figures move across CPUs
-    digits=2,
-    paper="the paper's SAEs (Gemma Scope, Llama Scope) reconstruct with L0 in the tens",
-    note="ours: fraction of variance explained on the training activations",
+    "sae-fve", metrics["fve"],
+    note="ours: fraction of variance explained on the training activations", digits=2,
 )
 
 # %% [markdown]

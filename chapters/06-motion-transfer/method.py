@@ -68,7 +68,8 @@ EDGES = (3.0, 6.0)
 # pixels), medium and large (above {glue:text}`edge_large` pixels) displacements.
 
 # %%
-pairs = M.test_pairs(size.n_videos, config["n_frames"], seed=[seed, 7])
+pairs = M.test_pairs(size.n_videos, config["n_frames"],
+                     seed=run.seed_of("sprite-pairs"))
 bins = M.bin_displacement(pairs["displacement"], EDGES)
 counts = np.bincount(bins, minlength=3)
 print(f"{len(bins)} test pairs: {counts[0]} small, {counts[1]} medium, "

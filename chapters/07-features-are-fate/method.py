@@ -73,8 +73,9 @@ COLOURS = {"scratch": book.PALETTE[0], "linear": book.PALETTE[1],
 # weights (`tt.deep_linear_gd`), from $\alpha=10^{-3}$.
 
 # %%
-tasks = tt.make_tasks(size.d_pre, 4, seed)
-start = tt.init_deep_linear(size.d_pre, 2, 1e-3, batch=4, rng=seed)
+tasks = tt.make_tasks(size.d_pre, 4, run.seed_of("pretraining tasks"))
+start = tt.init_deep_linear(size.d_pre, 2, 1e-3, batch=4,
+                            rng=run.rng("pretraining init"))
 pretrained = tt.deep_linear_gd(start, tasks.beta_s, lr=0.2, steps=size.pre_steps)
 sv_start = np.linalg.svd(start[0], compute_uv=False)
 sv_end = np.linalg.svd(pretrained[0], compute_uv=False)
@@ -119,14 +120,7 @@ book.show_figure(fig, "fig_sparsification")
 # whatever the target asks for, linear transfer can only rescale $\beta_s$.
 
 # %% tags=["nbval-check-output"]
-book.claim(
-    "sparsification",
-    "after pretraining, sigma_2(W1) / sigma_1(W1) < 0.01 in every network",
-    float((sv_end[:, 1] / sv_end[:, 0]).max()), "<", 0.01,
-    kind="check",
-    rtol=0.05,
-    paper="Theorem 3.4: the hidden layer becomes rank one, aligned with beta_s",
-)
+book.claim("sparsification", float((sv_end[:, 1] / sv_end[:, 0]).max()))
 
 
 # %% [markdown]
@@ -157,7 +151,7 @@ def paths(weights, cov, target, steps, every=5):
     return np.array(out)
 
 
-toy_rng = np.random.default_rng([seed, 2])
+toy_rng = run.rng("toy scratch start")
 x1 = np.array([[np.cos(1.2), np.sin(1.2)]]) * 1.3
 beta_t2 = np.array([1.0, 0.0])
 y1 = x1 @ beta_t2
@@ -253,11 +247,11 @@ book.show_figure(fig, "fig_toy")
 
 # %%
 d, n = size.d_check, size.n_check
-check_tasks = tt.make_tasks(d, size.checks, seed + 1)
-init_w = tt.init_deep_linear(d, 2, 1e-3, batch=size.checks, rng=seed + 1)
+check_tasks = tt.make_tasks(d, size.checks, run.seed_of("check tasks"))
+init_w = tt.init_deep_linear(d, 2, 1e-3, batch=size.checks, rng=run.rng("check init"))
 pre_w = tt.deep_linear_gd(init_w, check_tasks.beta_s, lr=0.2, steps=400)
 beta_pre = tt.end_to_end(pre_w)
-data_rng = np.random.default_rng([seed, 3])
+data_rng = run.rng("check data")
 X = data_rng.standard_normal((size.checks, n, d))
 beta_t = check_tasks.target([np.radians(50)])[0]
 noise = data_rng.standard_normal((size.checks, n))
@@ -294,15 +288,7 @@ book.glue("c1_gap", float(np.abs(risk(ends["c = 1 (eq. 15)"])
 print("fine-tuning risk per data set")
 for name, beta in ends.items():
     print(f"{name:22s} " + " ".join(f"{r:6.3f}" for r in risk(beta)))
-book.claim(
-    "flow-equals-weights",
-    "fine-tuning by small-step gradient descent on the weights and the end-to-end "
-    "flow end with risks within 0.01",
-    flow_gap, "<=", 0.01,
-    kind="check",
-    atol=2e-3,
-    paper="gradient flow conserves the layers' balance (the argument of Lemma 3.3)",
-)
+book.claim("flow-equals-weights", flow_gap)
 
 # %% [markdown]
 # Small-step gradient descent on the weights and the end-to-end flow agree to
@@ -401,8 +387,8 @@ book.glue("c_sigma_1", tt.finetune_scale(0.5, 1.0))
 
 # %%
 def ridge_curve(n, sigma, lams, reps=400, d=20):
-    ex_tasks = tt.make_tasks(d, reps, seed + 5)
-    ex_rng = np.random.default_rng([seed, 5, n])
+    ex_tasks = tt.make_tasks(d, reps, run.seed_of("ridge exercise tasks"))
+    ex_rng = run.rng(f"ridge exercise data, n = {n}")
     Xr = ex_rng.standard_normal((reps, n, d))
     bt = ex_tasks.target([np.pi / 4])[0]
     yr = np.einsum("snd,sd->sn", Xr, bt) + sigma * ex_rng.standard_normal((reps, n))
@@ -459,7 +445,7 @@ angle_check = np.degrees(tt.break_even_angle(0.5, sigma_45))
 print(f"break-even angle at that noise: {angle_check:.4f}°")
 angles_45 = np.radians([40, 45, 50])
 check = tt.simulate_transfer(size.d_ex, [0.5], angles_45, [sigma_45],
-                             seeds=size.seeds_ex, seed=seed)
+                             seeds=size.seeds_ex, seed=run.seed_of("45-degree check"))
 gains = check.gain("finetune")[0, 0]
 print(f"sigma for a 45° break-even: {sigma_45:.4f} (sqrt(5/2) = {np.sqrt(2.5):.4f})")
 print("angle   simulated gain (± 1 s.e.)   eq. (15) with c")

@@ -59,7 +59,8 @@ DATASET_COLOURS = {"D1": "0.6", "D2": book.PALETTE[7]}
 # %% tags=["remove-output"]
 centres = np.array([[-2.0, 0.0], [2.0, 0.0], [0.0, 2.5]])
 n = size.n_per_class
-X = np.concatenate([c + 0.6 * run.rng.standard_normal((n, 2)) for c in centres])
+toy_rng = run.rng("toy-points")
+X = np.concatenate([c + 0.6 * toy_rng.standard_normal((n, 2)) for c in centres])
 y1 = np.repeat([0, 1, 2], n)
 
 
@@ -71,7 +72,7 @@ def relabel(labels, fraction, rng, n_classes=3):
     return labels
 
 
-y2 = relabel(y1, 0.4, run.rng)
+y2 = relabel(y1, 0.4, run.rng("toy-relabel"))
 
 fig, axes = book.figure(2, height=3.4, sharey=True)
 for ax, labels, title in [(axes[0], y1, "$D_1$"),
@@ -120,7 +121,8 @@ book.show_figure(fig, "fig_toy")
 # {numref}`fig-11-projection` draws one projection of the toy.
 
 # %%
-proj = draw_projections(n_features=2, n_projections=1, n_moments=5, rng=run.rng)
+proj = draw_projections(n_features=2, n_projections=1, n_moments=5,
+                        rng=run.rng("one-projection"))
 theta, lam, psi = proj.theta[0], proj.moments[0], proj.psi[0]
 z1 = project_dataset(X, y1, proj)[:, 0]
 z2 = project_dataset(X, y2, proj)[:, 0]
@@ -184,15 +186,20 @@ book.show_figure(fig, "fig_projection")
 
 # %% tags=["nbval-check-output"]
 fractions = [0.0, 0.2, 0.4, 0.6, 0.8]
+# one draw of projections shared by every distance of this notebook (sharing is what
+# makes d(D, D) exactly 0); the relabelling stream restarts at each fraction, so the
+# relabelled points at 20% are among those at 40%, and so on
+proj_seed = run.seed_of("projections")
+sw_seed = run.seed_of("sliced-wasserstein") % 2**32  # POT takes a 32-bit seed
 rows = []
 for f in fractions:
-    y_f = relabel(y1, f, np.random.default_rng(seed + 1))
+    y_f = relabel(y1, f, run.rng("relabel-sweep"))
     rows.append((
         f,
-        sotdd(X, y1, X, y_f, n_projections=size.n_projections, seed=seed),
+        sotdd(X, y1, X, y_f, n_projections=size.n_projections, seed=proj_seed),
         otdd_exact(X, y1, X, y_f),
         ot.sliced_wasserstein_distance(X, X, n_projections=size.n_projections,
-                                       seed=seed),
+                                       seed=sw_seed),
     ))
 print(" fraction  s-OTDD   OTDD   label-blind SW")
 for f, s, o, w in rows:
@@ -245,13 +252,13 @@ L = size.n_projections
 renamed = np.array([7, 3, 5])[y1]  # the same labels under other names
 half = slice(None, None, 2)
 checks = {
-    "d(D1, D1) == 0": sotdd(X, y1, X, y1, n_projections=L, seed=seed) == 0.0,
-    "d(D1, D2) == d(D2, D1)": sotdd(X, y1, X, y2, n_projections=L, seed=seed)
-    == sotdd(X, y2, X, y1, n_projections=L, seed=seed),
+    "d(D1, D1) == 0": sotdd(X, y1, X, y1, n_projections=L, seed=proj_seed) == 0.0,
+    "d(D1, D2) == d(D2, D1)": sotdd(X, y1, X, y2, n_projections=L, seed=proj_seed)
+    == sotdd(X, y2, X, y1, n_projections=L, seed=proj_seed),
     "d(D1, renamed D1) == 0":
-    sotdd(X, y1, X, renamed, n_projections=L, seed=seed) == 0.0,
+    sotdd(X, y1, X, renamed, n_projections=L, seed=proj_seed) == 0.0,
     "unequal sizes, disjoint labels > 0": sotdd(
-        X, y1, X[half] + 0.5, renamed[half] + 100, n_projections=L, seed=seed
+        X, y1, X[half] + 0.5, renamed[half] + 100, n_projections=L, seed=proj_seed
     )
     > 0,
 }
@@ -288,7 +295,7 @@ for name, ok in checks.items():
 from icml25.sotdd import Projections, wasserstein_1d_pp
 
 drawn = draw_projections(n_features=2, n_projections=L, n_moments=5,
-                         rng=np.random.default_rng([seed, 11]))
+                         rng=run.rng("exercise-projections"))
 blind = Projections(theta=drawn.theta, moments=drawn.moments,
                     psi=np.tile(np.eye(6)[0], (L, 1)))
 
@@ -336,19 +343,18 @@ book.glue("ex_blind_drawn", distance_with(drawn))
 # distance between $D_1$ and $D_2$.
 
 # %%
-def self_distance_independent(n_proj, rng_seed):
+def self_distance_independent(n_proj):
     """D1 against itself, each side with its own draw of n_proj projections."""
     pa, pb = (draw_projections(n_features=2, n_projections=n_proj, n_moments=5,
-                               rng=np.random.default_rng([seed, rng_seed, side]))
-              for side in (0, 1))
+                               rng=run.rng(f"independent-projections-{side}"))
+              for side in ("a", "b"))
     w = wasserstein_1d_pp(project_dataset(X, y1, pa), project_dataset(X, y1, pb))
     return np.sqrt(w.mean())
 
 
-shared_self = sotdd(X, y1, X, y1, n_projections=L, seed=seed)
-floor = {n_proj: self_distance_independent(n_proj, 12)
-         for n_proj in (L // 10, L, 4 * L)}
-d12 = sotdd(X, y1, X, y2, n_projections=L, seed=seed)
+shared_self = sotdd(X, y1, X, y1, n_projections=L, seed=proj_seed)
+floor = {n_proj: self_distance_independent(n_proj) for n_proj in (L // 10, L, 4 * L)}
+d12 = sotdd(X, y1, X, y2, n_projections=L, seed=proj_seed)
 print(f"shared projections, d(D1, D1):            {shared_self}")
 for n_proj, value in floor.items():
     print(f"independent draws,  d(D1, D1), L = {n_proj:5d}:  {value:.4f}")
@@ -386,8 +392,8 @@ book.glue("ex_zero_d12", d12)
 moment_table = {}
 for k in (1, 5, 8):
     moment_table[k] = np.array([
-        sotdd(X, y1, X, relabel(y1, f, np.random.default_rng(seed + 1)),
-              n_projections=L, n_moments=k, seed=seed)
+        sotdd(X, y1, X, relabel(y1, f, run.rng("relabel-sweep")),
+              n_projections=L, n_moments=k, seed=proj_seed)
         for f in fractions])
 print(" fraction   " + "   ".join(f"k = {k}" for k in moment_table)
       + "   |  scaled to 80%: k = 1, 5, 8")

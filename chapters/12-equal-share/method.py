@@ -131,7 +131,7 @@ book.show_figure(fig, "fig_vote")
 # %%
 values_2p = []
 for i in range(size.two_player_games):
-    two = es.random_game(2, 4, seed=[seed, 2, i])
+    two = es.random_game(2, 4, seed=run.seed_of(f"two-player-game-{i}"))
     x, value = es.two_player_maximin(two)
     values_2p.append(value - two.equal_share)
     # the LP's guarantee holds against every pure (hence every mixed) opponent
@@ -139,14 +139,7 @@ for i in range(size.two_player_games):
 book.glue("n_two", size.two_player_games)
 
 # %% tags=["nbval-check-output"]
-book.claim(
-    "two-player-value",
-    "in every random 2-player symmetric constant-sum game the maximin LP secures "
-    "exactly C/2 (largest |value - C/2| <= 1e-9)",
-    float(np.abs(values_2p).max()), "<=", 1e-9,
-    kind="check", atol=1e-8,
-    paper="two players: the minimax theorem makes C/2 securable by a fixed strategy",
-)
+book.claim("two-player-value", float(np.abs(values_2p).max()))
 
 # %% [markdown]
 # ## Hedge against fixed identical opponents
@@ -178,12 +171,7 @@ book.glue("T", T)
 
 # %% tags=["nbval-check-output"]
 book.claim(
-    "hedge-toy",
-    f"majority vote, both opponents on action 1: Hedge's average over {T} rounds is at "
-    "least C/3 - epsilon_T",
-    float(pay.mean() - (1 / 3 - eps)), ">=", 0.0,
-    kind="check", atol=1e-8,
-    paper="Hedge secures C/n - epsilon against fixed identical opponents",
+    "hedge-toy", float(pay.mean() - (1 / 3 - eps)),
     note="ours: the margin above the bound",
 )
 
@@ -323,10 +311,11 @@ book.glue("ex_by_hand", by_hand)
 # still holds in expectation; one run adds noise of order $R/\sqrt T$.
 
 # %%
-ex_game = es.random_game(3, 4, seed=[seed, 40])
-ex_sigma = np.random.default_rng([seed, 42]).dirichlet(np.ones(4))
+ex_game = es.random_game(3, 4, seed=run.seed_of("sampled-exercise-game"))
+ex_sigma = run.rng("sampled-exercise-opponents").dirichlet(np.ones(4))
 ex_full = es.hedge(ex_game, ex_sigma, T).mean()
-ex_sampled = es.hedge(ex_game, ex_sigma, T, observe="sampled", seed=[seed, 41]).mean()
+ex_sampled = es.hedge(ex_game, ex_sigma, T, observe="sampled",
+                      seed=run.seed_of("sampled-exercise-actions")).mean()
 ex_bound = (ex_game.payoff_vectors(ex_sigma).max()
             - es.hedge_epsilon(4, T, ex_game.payoff_range))
 print(f"full information {ex_full:.4f}; sampled actions {ex_sampled:.4f}; "

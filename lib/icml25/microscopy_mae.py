@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .book.seeding import stream, stream_int
 from .book.training import map_seeds, train_command
 
 #: The stained compartments, one image channel each.
@@ -475,7 +476,8 @@ def train_mae(images, *, steps: int, batch: int = 128, lr: float = 3e-4, seed: i
     x_all = torch.from_numpy(normalise_crops(images))
     model = build_mae(seed, channels=images.shape[1], size=images.shape[-1], **config)
     opt = Lion(model.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(seed + 1)
+    # batches and masks: a stream of its own, apart from the initialisation (``seed``)
+    gen = torch.Generator().manual_seed(stream_int(seed, "batches and masks"))
     record = {"step": [], "loss": [], "mse": [], "fourier": []}
     acc = np.zeros(3)
     model.train()
@@ -958,7 +960,7 @@ def train_seed(seed: int, training: dict = TRAINING, screen_config: dict = TRAIN
     the paper's earlier MAE), the curation p-values and the curated models at every
     width.
     Returns ``{"uncurated": (state, record), "curated_<w>": ..., "pvalues": ...}``."""
-    screen = make_screen(**screen_config, seed=[seed, 100])
+    screen = make_screen(**screen_config, seed=stream(seed, "pre-training screen"))
     cfg = {k: v for k, v in training.items() if k not in ("steps", "batch", "lr")}
     kw = dict(steps=training["steps"], batch=training["batch"], lr=training["lr"])
     out = {}
@@ -973,8 +975,8 @@ def train_seed(seed: int, training: dict = TRAINING, screen_config: dict = TRAIN
     # alike than any other wells, and null genes would pass the test)
     wells = centre_scale(wells, screen.is_control)
     p = consistency_pvalues(wells, screen.well_gene, screen.well_plate,
-                            seed=[seed, 101])
-    keep = curate(screen, p, seed=[seed, 102])
+                            seed=stream(seed, "curation null"))
+    keep = curate(screen, p, seed=stream(seed, "curation controls"))
     out["pvalues"] = p
     out["gene_pathway"] = screen.gene_pathway
     out["kept_crops"] = int(len(keep))

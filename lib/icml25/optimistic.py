@@ -35,6 +35,8 @@ from typing import Callable
 import numpy as np
 from scipy.linalg import subspace_angles
 
+from icml25.book.seeding import stream
+
 __all__ = [
     "BudgetExhausted",
     "CountedFunction",
@@ -692,11 +694,13 @@ def _run(method: str, problem: Problem, budget: int, seed) -> Result:
 
 def benchmark(functions, dims, seeds, budgets, *, methods=METHODS, active_dim: int = 2,
               assumed_dim: int | None = None) -> Benchmark:
-    r"""Every method on every problem ``make_problem(name, d, seed=[seed, 1, i, d])``.
+    r"""Every method on every problem ``make_problem(name, d, seed=...)``, for each seed.
 
-    Seeds: the problem of (function $i$, $d$, seed $s$) and the methods' randomness
-    (``[s, 2, i, d]``) are independent streams. ``assumed_dim`` (default ``active_dim``) is
-    the $m$ given to the learned methods, to study a wrong guess.
+    Seeds: each seed $s$ (a non-negative int, e.g. a run's replication seed) gives, per
+    function and $d$, two independent named streams (:func:`icml25.book.seeding.stream`):
+    ``"problem {name} d={d}"`` draws the problem, ``"search {name} d={d}"`` the methods'
+    randomness. ``assumed_dim`` (default ``active_dim``) is the $m$ given to the learned
+    methods, to study a wrong guess.
     """
     functions, dims, seeds = tuple(functions), tuple(dims), tuple(seeds)
     budgets = tuple(int(_int(n, "budget")) for n in budgets)
@@ -715,10 +719,11 @@ def benchmark(functions, dims, seeds, budgets, *, methods=METHODS, active_dim: i
     for i, name in enumerate(functions):
         for j, d in enumerate(dims):
             for k, s in enumerate(seeds):
-                problem = make_problem(name, d, active_dim=active_dim, seed=[s, 1, i, d])
+                problem = make_problem(name, d, active_dim=active_dim,
+                                       seed=stream(int(s), f"problem {name} d={d}"))
                 run_problem = Problem(problem.name, problem.A, problem.x_star, problem.bounds)
                 for m in methods:
-                    rng_seed = [s, 2, i, d]
+                    rng_seed = stream(int(s), f"search {name} d={d}")
                     runs = [max(budgets)] if m in ANYTIME else budgets
                     for n in runs:
                         start = time.perf_counter()

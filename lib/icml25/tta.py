@@ -72,6 +72,8 @@ import torch.nn.functional as F
 from scipy import fft, ndimage
 from torch import nn
 
+from .book.seeding import stream as seed_stream
+
 # --------------------------------------------------------------------------------------------
 # Data: digits at 16x16 and a CIFAR-10-C-like corruption suite
 # --------------------------------------------------------------------------------------------
@@ -104,8 +106,14 @@ def load_digits16(seed: int = 0, n_train: int = 1100):
     images = np.clip(images, 0.0, 1.0).astype(np.float32)
     x_tr, x_te, y_tr, y_te = train_test_split(
         images, digits.target.astype(np.int64), train_size=int(n_train),
-        stratify=digits.target, random_state=seed)
+        stratify=digits.target, random_state=_split_state(seed))
     return x_tr, y_tr, x_te, y_te
+
+
+def _split_state(seed: int) -> np.random.RandomState:
+    """The train/test split's generator: a named stream of ``seed`` (any 63-bit seed; an int
+    ``random_state`` would have to be below 2**32)."""
+    return np.random.RandomState(np.random.MT19937(seed_stream(int(seed), "train/test split")))
 
 
 @functools.lru_cache(maxsize=1)
@@ -156,7 +164,7 @@ def load_mnist(seed: int = 0, n_train: int = 3000, crop: int = 20):
     images = (images / 255.0).astype(np.float32)
     x_tr, x_te, y_tr, y_te = train_test_split(
         images, labels.astype(np.int64), train_size=int(n_train), stratify=labels,
-        random_state=seed)
+        random_state=_split_state(seed))
     return x_tr, y_tr, x_te, y_te
 
 
@@ -314,7 +322,7 @@ def corrupt(images, name: str, severity: int, seed: int = 0) -> np.ndarray:
         raise ValueError(f"severity must be an integer in 1..5, got {severity!r}")
     x = _check_images(images)
     fn, levels = _CORRUPTIONS[name]
-    rng = np.random.default_rng([int(seed), CORRUPTIONS.index(name)])
+    rng = np.random.default_rng(seed_stream(int(seed), f"corruption {name}"))
     out = fn(x.astype(np.float64), levels[int(severity) - 1], rng)
     return np.clip(out, 0.0, 1.0).astype(x.dtype)
 
@@ -392,7 +400,7 @@ def train_source(x, y, *, epochs: int = 15, batch_size: int = 64, lr: float = 3e
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = SmallCNN(widths)
-    rng = np.random.default_rng([seed, 1])
+    rng = np.random.default_rng(seed_stream(int(seed), "batch order"))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     for _ in range(int(epochs)):
@@ -953,7 +961,7 @@ def run_stream(method_factory: Callable[[], _TTAMethod], stream: Sequence[Domain
     start = time.perf_counter()
     for r in range(int(rounds)):
         for d, dom in enumerate(stream):
-            rng = np.random.default_rng([seed, r, d])
+            rng = np.random.default_rng(seed_stream(int(seed), f"visit: round {r}, domain {d}"))
             n = len(dom.y)
             visit = (np.arange(n) if per_visit is None
                      else np.sort(rng.choice(n, int(per_visit), replace=False)))

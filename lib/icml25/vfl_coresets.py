@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.book.seeding import stream
+
 __all__ = [
     "METHODS",
     "Coreset",
@@ -515,13 +517,24 @@ def gaussian_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), noise: fl
 # ----------------------------------------------------------------------------- experiments
 
 
+def _substream(seed, name: str) -> np.random.SeedSequence:
+    """The stream ``name`` of ``seed``: an int run seed, or entropy that ``SeedSequence`` takes."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1, np.uint64)[0])
+    elif not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+        seed = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+    return stream(int(seed), name)
+
+
 def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
               probabilities=None):
     r"""Relative gaps $(L(\hat\beta_S)-L(\beta^*))/L(\beta^*)$ of coreset fits, all methods.
 
     The parties' scores depend on the data only, so they are computed once per method; each of
-    the ``reps`` repetitions then draws one coreset per size (seeded by ``[seed, method index,
-    size index, repetition]``) and fits it with scikit-learn. Returns a dict with ``gaps`` of
+    the ``reps`` repetitions then draws one coreset per size, from the stream of ``seed`` named
+    by the method, the size and the repetition (:func:`icml25.book.seeding.stream`), and fits
+    it with scikit-learn. A method's draws do not depend on the other methods listed, and
+    the same ``seed`` gives the same draws at every $\lambda$. Returns a dict with ``gaps`` of
     shape (methods, sizes, reps), ``beta_star`` (the full-data fit), ``floats`` (floats sent
     per coreset, same shape), ``floats_full`` and ``probabilities`` (methods, n).
     ``probabilities`` may pass already computed distributions, ``{method: p}``, for scores
@@ -566,8 +579,9 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
         betas = np.empty((len(sizes), reps, X.shape[1]))
         for b, m in enumerate(sizes):
             for r in range(reps):
+                draw = _substream(seed, f"coreset {method} m={m} rep={r}")
                 core = sample_coreset(p, m, widths=widths, scored=method != "uniform",
-                                      seed=[seed, a, b, r])
+                                      seed=draw)
                 betas[b, r] = fit(X[core.indices], y[core.indices], lam, core.weights)
                 floats[a, b, r] = core.floats_total
         # all fits' objectives at once: one (n, sizes * reps) product

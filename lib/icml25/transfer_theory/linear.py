@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..book.seeding import stream
 from ._common import LEARNERS, _angles, _array, _int
 from .closed_forms import _balanced_norm
 
@@ -360,9 +361,10 @@ class Tasks:
 
 
 def make_tasks(d: int, seeds: int, seed: int = 0) -> Tasks:
-    """Random orthonormal pairs :math:`(\\beta_s,\\beta_\\perp)`, one per repetition."""
+    """Random orthonormal pairs :math:`(\\beta_s,\\beta_\\perp)`, one per repetition, drawn
+    from the stream ``"tasks"`` of ``seed``."""
     d, seeds = _int(d, "d", 2), _int(seeds, "seeds")
-    rng = np.random.default_rng([seed, 7])
+    rng = np.random.default_rng(stream(seed, "tasks"))
     Q, _ = np.linalg.qr(rng.standard_normal((seeds, d, 2)))
     return Tasks(Q[..., 0], Q[..., 1])
 
@@ -412,7 +414,9 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
     gammas, thetas, sigmas : 1-D arrays
         The grid: :math:`\gamma>0`, :math:`\theta\in[0,\pi]`, :math:`\sigma\ge0`.
     seeds, seed : int
-        Repetitions and the seed of all draws.
+        Repetitions and the seed of all draws: named streams of ``seed``
+        (:func:`icml25.book.seeding.stream`) for the tasks, the pretraining start and each
+        :math:`\gamma`'s design, noise and scratch start.
     depth, lam, init_scale, step, max_steps, tol
         Network depth :math:`L`, ridge :math:`\lambda` of linear transfer, norm of the random
         start of scratch training, and the flow's settings (:func:`gradient_flow`).
@@ -425,7 +429,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
         raise ValueError("gammas, thetas and sigmas must be 1-D")
     eps = float(_array(init_scale, "init_scale", low=0.0, strict_low=True))
     tasks = make_tasks(d, seeds, seed)
-    rng = np.random.default_rng([seed, 11])
+    rng = np.random.default_rng(stream(seed, "pretraining start"))
     start = rng.standard_normal((seeds, d))
     start *= eps / np.linalg.norm(start, axis=1, keepdims=True)
     pre = gradient_flow(np.eye(d), tasks.beta_s @ np.eye(d), start, depth=L, step=step,
@@ -440,7 +444,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
     converged = {k: np.empty(shape, bool) for k in ("scratch", "finetune")}
     for i, gamma in enumerate(gammas):
         n = max(1, int(round(gamma * d)))
-        draw = np.random.default_rng([seed, 13, i])
+        draw = np.random.default_rng(stream(seed, f"design, noise, scratch start {i}"))
         X = draw.standard_normal((seeds, n, d))
         noise = draw.standard_normal((seeds, n))
         y = (np.einsum("snd,tsd->tsn", X, beta_t)[None]

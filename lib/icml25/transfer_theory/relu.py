@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..book.seeding import stream
 from ._common import LEARNERS, _array, _int, _integers
 
 __all__ = [
@@ -210,7 +211,7 @@ def simulate_relu_transfer(d: int, k: int, m: int, mus, ns, *, seeds: int = 3, s
     sigma = float(_array(sigma, "sigma", low=0.0))
     if np.any(np.rint(mus * k) >= k):
         raise ValueError("every mu must leave at least one source neuron: round(mu * k) < k")
-    rng = np.random.default_rng([seed, 17])
+    rng = np.random.default_rng(stream(seed, "teachers and initialisation"))
     V = rng.standard_normal((seeds, k, d))
     V /= _norms(V)[..., None]
     a_t = np.full((seeds, k), 1.0 / k)
@@ -233,7 +234,7 @@ def simulate_relu_transfer(d: int, k: int, m: int, mus, ns, *, seeds: int = 3, s
     shape = (len(mus), len(ns), seeds)
     risk = {name: np.empty(shape) for name in LEARNERS}
     for j, n in enumerate(ns):
-        draw = np.random.default_rng([seed, 19, j])
+        draw = np.random.default_rng(stream(seed, f"target samples {j}"))
         X = draw.standard_normal((seeds, int(n), d))
         y = (np.maximum(X @ np.swapaxes(V, -1, -2), 0) @ a_t[..., None])[..., 0]
         y = y + sigma * draw.standard_normal(y.shape)
