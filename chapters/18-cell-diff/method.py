@@ -86,7 +86,8 @@ def letters(tokens):
 # compartment masks are kept for evaluation only.
 
 # %%
-cells = C.make_cells(200, config["size"], config["seq_len"], seed=[seed, 2])
+cells = C.make_cells(200, config["size"], config["seq_len"],
+                     seed=run.seed_of("test-cells"))
 pick = [int(np.flatnonzero(cells.labels == k)[0]) for k in range(4)]
 book.glue("img_size", config["size"])
 book.glue("seq_len", config["seq_len"])
@@ -144,7 +145,7 @@ book.show_figure(fig, "fig_cells")
 # %%
 sched = C.scheduler("ddpm")
 alpha_bar = sched.alphas_cumprod.numpy()
-g = torch.Generator().manual_seed(seed)
+g = torch.Generator().manual_seed(run.seed_of("example-masks"))
 masks = C.oaardm_mask(5, config["seq_len"], g).numpy()
 seq = cells.sequences[pick[0]]
 for m in masks:
@@ -298,10 +299,12 @@ book.show_figure(fig, "fig_training")
 
 # %%
 target = cells.subset([pick[0]] * 4)
+# the same sampling noise for both models: only the model and the sequence differ
 swapped = C.sample_images(model["cell_diff"], target, steps=size.ddim_steps,
-                          seed=[seed, 3], sequences=cells.sequences[pick])
+                          seed=run.seed_of("swap-sampling"),
+                          sequences=cells.sequences[pick])
 blind = C.sample_images(model["no_sequence"], target, steps=size.ddim_steps,
-                        seed=[seed, 3])
+                        seed=run.seed_of("swap-sampling"))
 book.glue("ddim_steps", size.ddim_steps)
 
 # %% tags=["remove-output"]
@@ -335,7 +338,8 @@ book.show_figure(fig, "fig_swap")
 # %%
 for k in (0, 3):
     group = cells.subset([pick[k]] * 5)
-    out = C.sample_sequences(model["cell_diff"], group, seed=[seed, 4, k])
+    out = C.sample_sequences(model["cell_diff"], group,
+                             seed=run.seed_of(f"example-sequences-{k}"))
     hits = C.motif_hits(out)
     print(f"{C.COMPARTMENTS[k]} image:")
     for row, h in zip(out, hits):
@@ -367,7 +371,8 @@ for k in (0, 3):
 # with few others (late in generation, when most of the sequence is known) counts more.
 
 # %%
-m = C.oaardm_mask(20000, config["seq_len"], torch.Generator().manual_seed(1)).numpy()
+mask_gen = torch.Generator().manual_seed(run.seed_of("ex-mask-count"))
+m = C.oaardm_mask(20000, config["seq_len"], mask_gen).numpy()
 print(f"mean masked {m.sum(1).mean():.2f} (expected {(config['seq_len'] + 1) / 2}); "
       f"per position {m.mean():.3f} (expected "
       f"{(config['seq_len'] + 1) / (2 * config['seq_len']):.3f})")
@@ -400,12 +405,14 @@ book.glue("ex_masked", float(m.sum(1).mean()))
 # noise of a coarse path and the texture of a fine one both count as high frequencies.
 
 # %%
-train = C.make_cells(size.n_cls, config["size"], config["seq_len"], seed=[seed, 1])
+train = C.make_cells(size.n_cls, config["size"], config["seq_len"],
+                     seed=run.seed_of("classifier-cells"))
 clf = C.LocalisationClassifier(train)
 ex = cells.subset(slice(0, size.n_ex))
 real_hf = C.high_frequency_fraction(ex.protein).mean()
-for steps in (2, 5, 20):
-    x = C.sample_images(model["cell_diff"], ex, steps=steps, seed=[seed, 5])
+for steps in (2, 5, 20):  # the same starting noise for every number of steps
+    x = C.sample_images(model["cell_diff"], ex, steps=steps,
+                        seed=run.seed_of("ex-steps-sampling"))
     acc = (clf.predict(x, ex) == ex.labels).mean()
     hf = C.high_frequency_fraction(x).mean()
     print(f"{steps:3d} steps: accuracy {acc:.2f}, high-frequency share {hf:.3f} "
@@ -445,7 +452,8 @@ book.glue("ex_hf_real", float(real_hf))
 
 # %%
 for temperature in (0.5, 1.0, 2.0):
-    out = C.sample_sequences(model["cell_diff"], ex, seed=[seed, 6],
+    out = C.sample_sequences(model["cell_diff"], ex,
+                             seed=run.seed_of("ex-temperature-sampling"),
                              temperature=temperature)
     rate = C.motif_hits(out)[np.arange(len(ex)), ex.labels].mean()
     print(f"temperature {temperature}: matching motif in {rate:.2f} of sequences")

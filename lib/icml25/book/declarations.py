@@ -161,6 +161,9 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
         varies = tuple(entry.get("varies", ("data",)))
         if any(v not in VARIES for v in varies):
             raise DeclarationError(f"{at}: varies must list some of {VARIES}; got {varies!r}")
+        if entry.get("timed") and not varies:
+            raise DeclarationError(f"{at}: a timed claim moves with every measurement; declare "
+                                   "varies = [\"evaluation\"] (at least)")
         max_seeds = entry.get("max_seeds", DEFAULT_MAX_SEEDS)
         if not isinstance(max_seeds, int) or max_seeds < 5:
             raise DeclarationError(f"{at}: max_seeds must be an integer >= 5; got {max_seeds!r}")
