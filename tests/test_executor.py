@@ -8,7 +8,7 @@ import pytest
 
 from icml25.book import executor, notebooks, paths, runner
 
-from test_runner import GOOD
+from test_runner import DECLARED, GOOD
 
 distributed = pytest.importorskip("distributed")
 
@@ -34,6 +34,7 @@ def tree(tmp_path, monkeypatch):
         chapter = tmp_path / "chapters" / name
         chapter.mkdir(parents=True)
         (chapter / "method.py").write_text(GOOD)
+        (chapter / "claims.toml").write_text(DECLARED)
     return notebooks.chapters(tmp_path / "chapters")
 
 

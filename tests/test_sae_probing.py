@@ -171,10 +171,11 @@ def _toy(seed=0, n=200, d=20):
     ("knn", {"n_neighbors": [7]}, lambda: make_pipeline(
         StandardScaler(), KNeighborsClassifier(7, weights="distance"))),
     ("mlp", {"alpha": [1e-3]}, lambda: make_pipeline(StandardScaler(), MLPClassifier(
-        (32,), alpha=1e-3, solver="lbfgs", max_iter=100, random_state=0))),
+        (32,), alpha=1e-3, solver="lbfgs", max_iter=100,
+        random_state=sp._sklearn_seed(0, "mlp")))),
     ("gbt", {"max_iter": [30]}, lambda: XGBClassifier(
         n_estimators=30, max_depth=3, learning_rate=0.2, max_bin=32, min_child_weight=1.25,
-        tree_method="hist", n_jobs=1, random_state=0)),
+        tree_method="hist", n_jobs=1, random_state=sp._sklearn_seed(0, "gbt"))),
 ])
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_baselines_match_scikit_learn(name, grid, reference):
@@ -265,6 +266,18 @@ def test_shift_split_tests_on_every_ood_row():
     assert s.ood_test and (s.test == np.arange(5)).all() and len(s.train) == 64
     with pytest.raises(ValueError, match="both classes"):
         sp.shift_split(Y, np.ones(5, int), 64, 100)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_probes_and_splits_take_63_bit_seeds():
+    # a named stream of a run seed (run.seed_of) is a 63-bit integer; scikit-learn and XGBoost
+    # take 32 bits, so the probes reduce it to a stream of their own
+    X, y, Xt, yt = _toy()
+    big = 2**63 - 1
+    probes = sp.baseline_probes({"mlp": {}, "gbt": {"max_iter": [5]}}, seed=big)
+    split = sp.scarcity_split(y, 16, n_test=20, seed=big)
+    rows = sp.evaluate(probes, X[split.train], split.y_train, Xt, yt, seed=big)
+    assert rows.test_auc.between(0, 1).all()
 
 
 def test_regimes_reject_impossible_requests():

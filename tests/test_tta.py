@@ -434,6 +434,10 @@ def test_mnist_subset_is_cropped_stratified_and_split_by_seed():
     assert np.array_equal(again[0], x_tr) and np.array_equal(again[3], y_te)
     assert not np.array_equal(tta.load_mnist(seed=1)[1], y_tr)
     assert tta.load_mnist(seed=0, n_train=100, crop=28)[0].shape == (100, 28, 28)
+    # a named stream of a run seed is a 63-bit integer: the split takes it
+    big = tta.load_mnist(seed=2**63 - 1)
+    assert np.array_equal(np.bincount(big[1]), [300] * 10)
+    assert not np.array_equal(big[1], y_tr)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -57,7 +57,7 @@ W = np.array([[0, 0, 0], [0.8, 0, 0], [0, 0.8, 0]], dtype=float)  # X -> Y -> Z
 print("    n   Fisher-z on codes   Fisher-z on latent   DCT-GMM on codes"
       "   (p-values of X _|_ Z | Y)")
 for n in size.n_chain:
-    observed, latent = simulate(W, n, [0, 4, 0], np.random.default_rng([seed, n]))
+    observed, latent = simulate(W, n, [0, 4, 0], run.rng(f"chain-n{n}"))
     print(f"{n:6d}   {fisher_z_test(observed, 0, 2, [1]).p_value:17.3g}"
           f"   {fisher_z_test(latent, 0, 2, [1]).p_value:18.3g}"
           f"   {ci_test(observed, 0, 2, [1]).p_value:16.3g}")
@@ -82,7 +82,7 @@ for n in size.n_chain:
 
 # %%
 rho_true = 0.6
-latent = np.random.default_rng([seed, 1]).multivariate_normal(
+latent = run.rng("toy-pair").multivariate_normal(
     [0, 0], [[1, rho_true], [rho_true, 1]], size=size.n_toy)
 cuts_a, cuts_b = [-0.6, 0.3], [-1.0, -0.2, 0.7]
 a = np.searchsorted(cuts_a, latent[:, 0])
@@ -211,7 +211,7 @@ book.show_figure(fig, "fig_objective")
 # `LatentCI` (all pairs of a data set, cached, and the test), `ci_test` and `dct_test`.
 
 # %% tags=["nbval-check-output"]
-observed, _ = simulate(W, 1000, [3, 4, 5], np.random.default_rng([seed, 2]))
+observed, _ = simulate(W, 1000, [3, 4, 5], run.rng("example-data-set"))
 tests = LatentCI(observed)
 cases = [(0, 2, [1], "independent"), (0, 1, [2], "dependent"), (0, 2, [], "dependent")]
 for x, y, z, truth in cases:
@@ -273,7 +273,7 @@ print("M_j x M_k   moments   parameters   restrictions   cells used   "
 count_residual, count_cells = {}, {}
 for Mj, Mk in [(2, 2), (3, 4), (5, 5)]:
     codes, _ = simulate(W_pair, size.n_toy, [Mj, Mk],
-                        np.random.default_rng([seed, 40, Mj, Mk]))
+                        run.rng(f"table-{Mj}x{Mk}"))
     est, residual = largest_cell_residual(*codes.astype(int).T)
     count_residual[Mj, Mk] = residual
     count_cells[Mj, Mk] = est.n_moments
@@ -330,7 +330,7 @@ n_res = size.n_chain[-1]
 print("categories of Y   partial corr(X, Z | code of Y)   Fisher-z p-value")
 residual_pc = {}
 for M in (2, 4, 8, 32, 256):
-    codes, latent = simulate(W, n_res, [0, M, 0], np.random.default_rng([seed, 41, M]))
+    codes, latent = simulate(W, n_res, [0, M, 0], run.rng(f"chain-codes-{M}"))
     residual_pc[M] = partial_xz(codes)
     print(f"{M:16d}   {residual_pc[M]:30.3f}   "
           f"{fisher_z_test(codes, 0, 2, [1]).p_value:.2g}")
@@ -380,7 +380,7 @@ book.glue("ex_res_clipped", partial_xz(clipped))
 n_tables = size.n_toy // 25
 sigma_by_weight = {"identity": [], "efficient": []}
 for i in range(n_tables):
-    codes, _ = simulate(W_pair, 1000, [3, 4], np.random.default_rng([seed, 42, i]))
+    codes, _ = simulate(W_pair, 1000, [3, 4], run.rng(f"weighting-table-{i}"))
     a, b = codes.astype(int).T
     for weighting in sigma_by_weight:
         est = estimate_pair(a, b, weighting=weighting)

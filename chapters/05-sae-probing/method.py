@@ -42,6 +42,8 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 LAYER = 3  # the middle block, as the paper probes a middle layer
 data = sp.load()
+SAE_SEED = run.seed_of("sae-training")  # every SAE of the page: paired comparisons
+VAL_SEED = run.seed_of("validation-split")  # the probes' validation hold-out
 SAE_COLOUR = book.PALETTE[4]  # the SAE and its probe, in every figure of the chapter
 
 # %% [markdown]
@@ -78,7 +80,7 @@ pd.DataFrame({
 book.glue("n_latents", size.n_latents)
 X_all = data.rows(LAYER)
 sae, history = sp.train_sae(X_all, n_latents=size.n_latents, epochs=size.epochs,
-                            seed=seed)
+                            seed=SAE_SEED)
 metrics = sp.sae_metrics(sae, X_all)
 ood_metrics = sp.sae_metrics(sae, data.rows(LAYER, ood=True))
 book.glue("fve", metrics["fve"])
@@ -194,9 +196,9 @@ book.show_figure(fig, "fig_latent")
 probes = sp.baseline_probes({"logreg": {"C": [1.0]}}) + sp.sae_probes(sae)
 rows = []
 for n in size.sizes:
-    split = sp.scarcity_split(y, n, 144, seed)
+    split = sp.scarcity_split(y, n, 144, run.seed_of("training-draw"))
     result = sp.evaluate(probes, X[split.train], split.y_train, X[split.test],
-                         y[split.test], seed=seed)
+                         y[split.test], seed=VAL_SEED)
     rows.append(result.set_index("probe").test_auc.rename(n))
 comparison = pd.DataFrame(rows).rename_axis("training examples")
 book.glue("plain_ahead", int((comparison.logreg >= comparison.sae).sum()))
@@ -250,9 +252,9 @@ raw_topk = sp.Probe("raw top-k", lambda p, n: make_pipeline(
 direction_rows = []
 for n in (16, 256):
     for rep in range(size.ex_reps):
-        split = sp.scarcity_split(y, n, 144, seed + rep)
+        split = sp.scarcity_split(y, n, 144, run.seed_of(f"direction-draw-{rep}"))
         result = sp.evaluate(probes + [raw_topk], X[split.train], split.y_train,
-                             X[split.test], y[split.test], seed=seed)
+                             X[split.test], y[split.test], seed=VAL_SEED)
         direction_rows.append(result.assign(n=n))
 direction = (pd.concat(direction_rows).pivot_table(index="n", columns="probe",
                                                    values="test_auc")
@@ -302,13 +304,13 @@ direction.round(3)
 ks_rows, short_saes = [], {}
 for k in (8, 32, 128):
     short_saes[k], _ = sp.train_sae(X_all, n_latents=size.n_latents, k=k,
-                                    epochs=size.ex_epochs, seed=seed)
+                                    epochs=size.ex_epochs, seed=SAE_SEED)
     auc = []
     for rep in range(size.ex_reps):
-        split = sp.scarcity_split(y, 16, 144, seed + rep)
+        split = sp.scarcity_split(y, 16, 144, run.seed_of(f"sparsity-draw-{rep}"))
         auc.append(sp.evaluate(sp.sae_probes(short_saes[k]), X[split.train],
                                split.y_train, X[split.test], y[split.test],
-                               seed=seed).test_auc.iloc[0])
+                               seed=VAL_SEED).test_auc.iloc[0])
     ks_rows.append({"k": k, "variance explained": sp.sae_metrics(short_saes[k],
                                                                  X_all)["fve"],
                     "SAE probe test AUC (16 examples)": np.mean(auc)})
@@ -354,19 +356,19 @@ sparsity.round(3)
 # %%
 in_dist = np.flatnonzero(~data.ood)  # the rows of X_all, as rows of the data file
 sst2_rows = np.flatnonzero(data.dataset[in_dist] == "92_glue_sst2")
-pool, held_out = sp.holdout(y, 144, seed)
+pool, held_out = sp.holdout(y, 144, run.seed_of("leak-test-set"))
 keep = np.setdiff1d(np.arange(len(X_all)), sst2_rows[held_out])
 blind_sae, _ = sp.train_sae(X_all[keep], n_latents=size.n_latents, k=32,
-                            epochs=size.ex_epochs, seed=seed)
+                            epochs=size.ex_epochs, seed=SAE_SEED)
 leak_rows = []
 for rep in range(size.ex_reps):
-    rng = np.random.default_rng([seed, 5, rep])
+    rng = run.rng(f"leak-training-draw-{rep}")
     train = np.concatenate([rng.choice(pool[y[pool] == c], 8, replace=False)
                             for c in (0, 1)])
     for label, model in (("trained on all rows", short_saes[32]),
                          ("test texts held out", blind_sae)):
         r = sp.evaluate(sp.sae_probes(model), X[train], y[train], X[held_out],
-                        y[held_out], seed=seed)
+                        y[held_out], seed=VAL_SEED)
         leak_rows.append({"SAE": label, "draw": rep, "test AUC": r.test_auc.iloc[0]})
 leak = pd.DataFrame(leak_rows).pivot(index="draw", columns="SAE", values="test AUC")
 leak_gap = leak["trained on all rows"] - leak["test texts held out"]

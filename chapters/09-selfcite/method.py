@@ -192,7 +192,7 @@ book.claim("drop-plus-hold", float(identity_gap))
 # and three-sentence citations do not.
 
 # %%
-rng = np.random.default_rng([seed, 9, 1])
+rng = run.rng("candidates of one question")
 cands = sc.propose_candidates(item, size.n_candidates, rng)
 tokens = cache["tokens"][k_show]
 raw = sc.candidate_rewards(logp[k_show], cands, "drop_hold")
@@ -231,7 +231,7 @@ book.glue("f1_pick", f1[pick])
 # here), with $m=16$ masks and the Lasso penalty $\alpha=0.01$.
 
 # %%
-w = sc.surrogate_weights(logp[k_show], 16, np.random.default_rng([seed, 9, 2]))
+w = sc.surrogate_weights(logp[k_show], 16, run.rng("surrogate ablations"))
 exact = np.linalg.lstsq(
     np.c_[np.ones(FULL + 1), np.array([sc.mask_of(c) for c in range(FULL + 1)])],
     logp[k_show], rcond=None)[0][1:]
@@ -294,7 +294,7 @@ def policy_logp(cited, it, p_gold, p_other):
     return float(np.mean(np.where(v, np.log(p), np.log1p(-p))))
 
 
-pair_rng = np.random.default_rng([seed, 9, 3])
+pair_rng = run.rng("preference pairs")
 pairs = []
 for k, it in enumerate(items):
     cs = sc.propose_candidates(it, size.n_candidates, pair_rng)
@@ -375,7 +375,7 @@ book.glue("ex_share", share)
 
 # %%
 hits = {}
-ex_rng = np.random.default_rng([seed, 9, 4])
+ex_rng = run.rng("ablations exercise")
 for m in size.ablations:
     top = [items[k].kinds[int(np.argmax(sc.surrogate_weights(logp[k], m, ex_rng)))]
            == "gold" for k in range(size.ex_items)]
@@ -430,7 +430,7 @@ book.glue("fig_ex_ablations", fig)
 # ```
 
 # %%
-bal_rng = np.random.default_rng([seed, 9, 3])
+bal_rng = run.rng("preference pairs")  # the same draws as above
 n_chosen, n_first = [], []
 for k, it in enumerate(items):
     cs = sc.propose_candidates(it, size.n_candidates, bal_rng)

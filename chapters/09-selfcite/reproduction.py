@@ -87,23 +87,25 @@ book.glue("n_ablations", N_ABLATIONS)
 
 
 def run_draws(n_draws, n_candidates=N_CANDIDATES, limit=LIMIT, selectors=sc.SELECTORS,
-              tag=0):
-    """(P, R, F1) per selector, averaged over draws: {selector: (items, 3)}."""
+              name="candidates"):
+    """(P, R, F1) per selector, averaged over draws: {selector: (items, 3)}; draw d
+    from the stream "`name`, draw d"."""
     total = {s: np.zeros((len(items), 3)) for s in selectors}
     distinct = []
     for d in range(n_draws):
-        out, n_distinct = sc.select(cache, n_candidates, [seed, 9, tag, d], limit,
-                                    N_ABLATIONS, selectors, items)
+        draw = run.seed_of(f"{name}, draw {d}")
+        out, n_distinct = sc.select(cache, n_candidates, draw, limit, N_ABLATIONS,
+                                    selectors, items)
         distinct.append(n_distinct.mean())
         for s in selectors:
             total[s] += out[s] / n_draws
     return total, float(np.mean(distinct))
 
 
-def paired(a, b, tag):
+def paired(a, b, name):
     """Mean of a - b over questions and its bootstrap interval."""
-    return sc.bootstrap_mean(np.asarray(a) - np.asarray(b), [seed, 9, 100, tag],
-                             size.n_boot)
+    return sc.bootstrap_mean(np.asarray(a) - np.asarray(b),
+                             run.rng(f"bootstrap: {name}"), size.n_boot)
 
 
 # %% [markdown]
@@ -112,8 +114,8 @@ def paired(a, b, tag):
 # %%
 main, n_distinct = run_draws(size.draws)
 f1 = {s: main[s][:, 2] for s in sc.SELECTORS}
-summary = {s: sc.bootstrap_mean(f1[s], [seed, 9, 50, i], size.n_boot)
-           for i, s in enumerate(sc.SELECTORS)}
+summary = {s: sc.bootstrap_mean(f1[s], run.rng(f"bootstrap: F1 of {s}"), size.n_boot)
+           for s in sc.SELECTORS}
 print(f"{'selector':28s}   P      R      F1    [95% interval]")
 for s in sc.SELECTORS:
     p, r = main[s][:, 0].mean(), main[s][:, 1].mean()
@@ -175,29 +177,21 @@ book.show_figure(fig, "fig_f1")
 # candidates (paired over questions).
 
 # %% tags=["nbval-check-output"]
-diffs = {s: paired(f1["drop_hold"], f1[s], i)
-         for i, s in enumerate(("first", "random", "lexical", "surrogate"))}
-PAPER_GAIN = ("citation F1 +5.3 points on LongBench-Cite (LongCite-8B, SimPO then "
-              "best-of-N); best-of-N alone improves F1")
+diffs = {s: paired(f1["drop_hold"], f1[s], f"SelfCite - {s}")
+         for s in ("first", "random", "lexical", "surrogate")}
 PAIRED = "ours: mean paired difference in F1; interval: 95% bootstrap over questions"
 RIVALS = {
-    "first": ("bon-beats-first", f"the first sample, over {len(items)} questions",
-              PAPER_GAIN, PAIRED),
-    "random": ("bon-beats-random", "a random candidate", PAPER_GAIN, PAIRED),
-    "lexical": ("bon-beats-lexical", "the lexical-overlap choice",
-                "the reward improves citation quality significantly",
+    "first": ("bon-beats-first", PAIRED),
+    "random": ("bon-beats-random", PAIRED),
+    "lexical": ("bon-beats-lexical",
                 PAIRED + "; our statements repeat their gold sentences' names and mean "
                 "overlap favours short citations, while the 135M judge's reward "
                 "barely penalises an extra sentence"),
     "surrogate": ("bon-beats-contextcite",
-                  f"the ContextCite surrogate ({N_ABLATIONS} ablations) choosing among "
-                  "the same candidates",
-                  "ContextCite is among the baselines that SelfCite improves on (not "
-                  "checked against the paper's full text)",
                   PAIRED + "; the surrogate is our implementation of ContextCite's "
                   "method"),
 }
-for s, (claim_id, rival, paper, note) in RIVALS.items():
+for s, (claim_id, note) in RIVALS.items():
     book.claim(claim_id, diffs[s][0], interval=diffs[s][1], note=note)
 
 # %% [markdown]
@@ -226,15 +220,12 @@ for s in ablation:
     lo, hi = summary[s][1]
     print(f"{NAMES[s]:28s} F1 {summary[s][0]:.3f} [{lo:.3f}, {hi:.3f}]  "
           f"P {main[s][:, 0].mean():.3f}  R {main[s][:, 1].mean():.3f}")
-vs_drop = paired(f1["drop_hold"], f1["drop"], 10)
-vs_hold = paired(f1["drop_hold"], f1["hold"], 11)
+vs_drop = paired(f1["drop_hold"], f1["drop"], "SelfCite - drop")
+vs_hold = paired(f1["drop_hold"], f1["hold"], "SelfCite - hold")
 book.glue("vs_drop", vs_drop[0])
 book.glue("vs_hold", vs_hold[0])
 
 # %% tags=["nbval-check-output"]
-PAPER_ABL = ("the official code reranks by Drop + Hold by default, with Drop-only and "
-             "Hold-only as variants (the paper's ablation not checked against its full "
-             "text)")
 for claim_id, part, diff in (("both-beat-drop", "Drop", vs_drop),
                              ("both-beat-hold", "Hold", vs_hold)):
     book.claim(
@@ -266,9 +257,10 @@ N_GRID = (1, 2, 4, 8, 16)
 LIMITS = (16, 24, 32, 48, None)
 sweep_sel = ("first", "lexical", "drop_hold", "oracle")
 by_n = {n: run_draws(size.sweep_draws, n_candidates=n, selectors=sweep_sel,
-                     tag=20 + n)[0] for n in N_GRID}
+                     name=f"candidates, N = {n}")[0] for n in N_GRID}
 by_limit = {lim: run_draws(size.sweep_draws, limit=lim, selectors=("drop_hold",),
-                           tag=40 + i)[0]["drop_hold"] for i, lim in enumerate(LIMITS)}
+                           name=f"candidates, limit {lim}")[0]["drop_hold"]
+            for lim in LIMITS}
 book.glue("sweep_draws", size.sweep_draws)
 book.glue("f1_n1", by_n[1]["drop_hold"][:, 2].mean())
 book.glue("f1_n16", by_n[16]["drop_hold"][:, 2].mean())
@@ -328,7 +320,7 @@ book.show_figure(fig, "fig_sweeps")
 # %% tags=["nbval-check-output"]
 violations = 0
 for d in range(size.sweep_draws):
-    check_rng = np.random.default_rng([seed, 9, 60, d])
+    check_rng = run.rng(f"guard check, draw {d}")
     for k, it in enumerate(items):
         cands = sc.propose_candidates(it, N_CANDIDATES, check_rng)
         tokens = cache["tokens"][k]
@@ -349,7 +341,6 @@ book.claim("guard-respected", violations)
 # alone.
 
 # %%
-FULL = 2 ** sc.N_SENTENCES - 1
 kinds = sc.DISTRACTOR_KINDS
 wins_alone = np.zeros((len(items), len(kinds)))
 wins_plus = np.zeros((len(items), len(kinds)))
@@ -360,8 +351,10 @@ for k, it in enumerate(items):
         gold, alone, plus = it.gold, (d,), tuple(it.gold) + (d,)
         r = sc.candidate_rewards(row, [gold, alone, plus], "drop_hold")
         wins_alone[k, j], wins_plus[k, j] = r[0] > r[1], r[0] > r[2]
-share_alone = sc.bootstrap_mean(wins_alone.mean(1), [seed, 9, 70], size.n_boot)
-share_plus = sc.bootstrap_mean(wins_plus.mean(1), [seed, 9, 71], size.n_boot)
+share_alone = sc.bootstrap_mean(wins_alone.mean(1),
+                                run.rng("bootstrap: gold above alone"), size.n_boot)
+share_plus = sc.bootstrap_mean(wins_plus.mean(1),
+                               run.rng("bootstrap: gold above superset"), size.n_boot)
 two = np.array([len(it.gold) == 2 for it in items])
 for j, kind in enumerate(kinds):
     book.glue(f"alone_{kind}", wins_alone[:, j].mean())
@@ -409,17 +402,8 @@ book.show_figure(fig, "fig_kinds")
 # length guard helps.
 
 # %% tags=["nbval-check-output"]
-RANKING = {
-    "gold-above-alone": (
-        "a lone distractor", "(question, distractor kind) comparisons", share_alone,
-        "if a citation is necessary, removing it should prevent the same response; if "
-        "sufficient, keeping it alone should preserve it"),
-    "gold-above-superset": (
-        "the gold set plus one distractor", "comparisons", share_plus,
-        "reward 0.578 for the correct citation, 0.547, 0.461, 0.375 as unrelated "
-        "sentences are added (project page example)"),
-}
-for claim_id, (rival, what, share, paper) in RANKING.items():
+RANKING = {"gold-above-alone": share_alone, "gold-above-superset": share_plus}
+for claim_id, share in RANKING.items():
     book.claim(
         claim_id, share[0], interval=share[1],
         note="ours: share of comparisons won; interval: 95% bootstrap over questions",
@@ -520,7 +504,7 @@ def confusable_candidates(it, n, rng, p_near=0.6):
 
 
 conf = {"first": [], "lexical": [], "drop_hold": []}
-conf_rng = np.random.default_rng([seed, 9, 80])
+conf_rng = run.rng("confusable exercise")
 for d in range(size.sweep_draws):
     for k, it in enumerate(items):
         cands = confusable_candidates(it, N_CANDIDATES, conf_rng)
@@ -564,7 +548,7 @@ for s in conf:
 
 # %%
 margins, exact = [], []
-margin_rng = np.random.default_rng([seed, 9, 90])
+margin_rng = run.rng("margin exercise")
 for d in range(size.sweep_draws):
     for k, it in enumerate(items):
         cands = sc.propose_candidates(it, N_CANDIDATES, margin_rng)

@@ -352,7 +352,7 @@ book.glue("ex_ell_var_res", ell_rows[0.4][5].residual_norm)
 # $\mathrm{vec}$ that matches `np.kron`), then tabulates the counts.
 
 # %%
-check_rng = np.random.default_rng([seed, 10, 2])
+check_rng = run.rng("Kronecker identity check")
 D_small = check_rng.standard_normal((6, 6))
 V_small = check_rng.standard_normal((6, 6))
 kron_ok = np.allclose(np.kron(D_small, np.eye(6)) @ V_small.ravel(),

@@ -130,10 +130,10 @@ STYLE = {
 
 
 def sweep(solve, grids):
-    """Solve on every grid; keep (median seconds, result). A grid is n or (n, ell).
+    """Solve on every grid; keep (CPU seconds, result). A grid is n or (n, ell).
 
-    Times are medians of up to ``size.repeats`` runs (one when a run takes over
-    a second).
+    Times are the least CPU time of up to ``size.repeats`` runs (one when a run
+    takes over a second), ``book.measure.timed``.
     """
     out = {}
     for grid in grids:
@@ -159,9 +159,9 @@ def times_of(runs):
 # boundary values. SKS runs the official configurations: grids of 18, 25, 35 and 49 points a
 # side, $\ell=0.2$ on the first and $0.1$ on the others, Gauss-Newton from $\eta=0$ for up to
 # 49 steps (it stops once the loss no longer changes). The other solvers use $\ell=0.1$ and a
-# nugget of $10^{-10}$, fixed for every grid. Every solve is timed (median of up to three runs;
-# one when a run takes over a second), so that one sweep gives both the error and the cost
-# ({numref}`fig-10-elliptic`).
+# nugget of $10^{-10}$, fixed for every grid. Every solve is timed (the least CPU time of up to
+# three runs; one when a run takes over a second), so that one sweep gives both the error and
+# the cost ({numref}`fig-10-elliptic`).
 
 # %%
 pde = nonlinear_elliptic()
@@ -192,8 +192,8 @@ for method in elliptic:
     )
 axes[0].set_ylabel("relative L2 error")
 axes[0].set_title("error of the final iterate", fontsize=10)
-axes[1].set_ylabel("seconds (median)")
-axes[1].set_title("wall time of one solve", fontsize=10)
+axes[1].set_ylabel("CPU seconds (least of repeats)")
+axes[1].set_title("CPU time of one solve", fontsize=10)
 for ax in axes:
     ax.set_xlabel("collocation points N")
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncol=4)
@@ -201,11 +201,11 @@ book.show_figure(fig, "fig_elliptic")
 
 # %% [markdown]
 # ```{glue:figure} fig_elliptic
-# :alt: Two log-log panels against the number of collocation points. Left, relative error: the three kernel solvers fall steeply and close together, finite differences along a shallower line. Right, wall time: the dense solver's line is the steepest and stops earliest; the paper's Gauss-Newton solver is a little less steep; our Newton-Kronecker variant and finite differences reach far larger grids.
+# :alt: Two log-log panels against the number of collocation points. Left, relative error: the three kernel solvers fall steeply and close together, finite differences along a shallower line. Right, CPU time: the dense solver's line is the steepest and stops earliest; the paper's Gauss-Newton solver is a little less steep; our Newton-Kronecker variant and finite differences reach far larger grids.
 # :name: fig-10-elliptic
 #
 # **The kernel solvers agree in accuracy; they differ in cost.** Relative $L^2$ error (left)
-# and wall time (right) against the number of collocation points $N=n^2$ on the nonlinear
+# and CPU time (right) against the number of collocation points $N=n^2$ on the nonlinear
 # elliptic benchmark, for the paper's solver (SKS, its official configurations), our
 # Newton-Kronecker variant, the dense Gaussian-process solver of Chen et al. (DAKS) and
 # second-order finite differences (FD).
@@ -300,10 +300,13 @@ book.claim(
 # a matrix about half as large (the dense solver's Gram matrix pairs values with Laplacians).
 # Only a solver that stays matrix-free, as our Newton-Kronecker variant does, inherits the
 # scaling that the structure promises. The claim reads the ratio of collocation points at
-# equal wall time: the largest grid a solver completes within the time the dense solver needs
-# for its largest grid here. The threshold, fixed before the run, is 16 times as many points
-# for the matrix-free variant. Wall times depend on the machine: when the tests re-execute
-# the notebook they let the ratio move by one grid step (a relative tolerance of 0.45).
+# equal CPU time: the largest grid a solver completes within the CPU time the dense solver
+# needs for its largest grid here. Its threshold, 16 times as many points for the
+# matrix-free variant, was not fixed before the run: it was raised from 4 after an earlier
+# version of the variant had been measured (at 7.1 times), when the claim also moved from
+# the paper's solver to ours. The ledger records that change, and the claim is labelled as
+# one about our variant, not counted as a test of the paper. CPU times depend on the
+# machine, so the tests that re-execute the notebook do not compare this value.
 
 # %% tags=["nbval-check-output"]
 def slope(by_n):
@@ -342,9 +345,8 @@ for method, key in (
     book.glue(f"slope_{key}", slope(cost[method]))
 book.claim(
     "larger-grids", ours_ratio,
-    note=f"ours: ratio of collocation points at equal wall time; the paper's "
-    "Gauss-Newton "
-    f"form: x{sks_ratio:.1f}",
+    note="ours: ratio of collocation points at equal CPU time; the paper's "
+    f"Gauss-Newton form: x{sks_ratio:.1f}",
 )
 
 # %% [markdown]
@@ -352,7 +354,7 @@ book.claim(
 # side. In that time our Newton-Kronecker variant solves {glue:text}`ours_within` points a
 # side, {glue:text}`ours_ratio:.0f` times as many collocation points; the paper's solver, with
 # its dense Gauss-Newton step, {glue:text}`sks_within` points a side, {glue:text}`sks_ratio:.1f`
-# times as many ({glue:text}`sks_crossing`). Fitted growth of the wall time with $N$ over the
+# times as many ({glue:text}`sks_crossing`). Fitted growth of the CPU time with $N$ over the
 # larger grids: dense GP {glue:text}`slope_daks:.2f`, SKS with Gauss-Newton
 # {glue:text}`slope_sks:.2f` (both head for the $N^3$ of a dense factorisation), our variant
 # {glue:text}`slope_ours:.2f`, finite differences {glue:text}`slope_fd:.2f`. The paper reaches
@@ -692,7 +694,7 @@ book.glue("eik_daks", eik_errors["DAKS"][eik_daks_n])
 #
 # **Level:** easy · **Time:** about 15 minutes.
 #
-# Plot, for the elliptic benchmark, the error of each solver against its wall time. Which solver
+# Plot, for the elliptic benchmark, the error of each solver against its CPU time. Which solver
 # reaches an error of $10^{-4}$ first?
 # ```
 #
@@ -714,7 +716,7 @@ for method in elliptic:
     ax.loglog([cost[method][n] for n in ns], errs, "-", label=method, **STYLE[method])
     first_hit[method] = next((n for n, e in zip(ns, errs) if e <= TARGET), None)
 ax.axhline(TARGET, color="grey", ls=":", lw=1)
-ax.set_xlabel("wall time of one solve (s)")
+ax.set_xlabel("CPU time of one solve (s)")
 ax.set_ylabel("relative L2 error")
 ax.legend(fontsize=8)
 book.glue("fig_ex_pareto", fig)  # placed, captioned, below
@@ -743,7 +745,7 @@ book.glue("ex_pareto_fd_n", fd_needed)
 
 # %% [markdown]
 # ```{glue:figure} fig_ex_pareto
-# :alt: Error against wall time of one solve, log-log, for the four solvers on the nonlinear elliptic problem, with a dotted line at the error 1e-4.
+# :alt: Error against CPU time of one solve, log-log, for the four solvers on the nonlinear elliptic problem, with a dotted line at the error 1e-4.
 # :name: fig-10-ex-pareto
 #
 # **Error against cost, per solver.** Each curve joins the grids of section 1's sweep; the
@@ -887,7 +889,7 @@ def gmres_iterations(problem, n, ell, precondition=True):
         if precondition
         else None
     )
-    rhs = np.random.default_rng([seed, 10, n]).standard_normal(m * m)
+    rhs = run.rng(f"GMRES right-hand side, n = {n}").standard_normal(m * m)
     count = [0]
     spla.gmres(
         op,

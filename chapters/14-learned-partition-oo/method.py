@@ -82,10 +82,11 @@ COLOURS = {"sequool": book.PALETTE[0], "learned": book.PALETTE[1],
 # $a$ ($m=1$). SequOOL does not know that; its cuts follow the coordinate axes.
 
 # %%
-toy = oo.make_problem("sphere", 2, active_dim=1, seed=[seed, 1])
+toy = oo.make_problem("sphere", 2, active_dim=1, seed=run.seed_of("toy-problem"))
 toy_seq = oo.sequool(toy.f, toy.bounds, size.toy_budget, history=True)
 toy_learned = oo.learned_partition(toy.f, toy.bounds, size.toy_budget, active_dim=1,
-                                   seed=[seed, 2], directions=2, history=True)
+                                   seed=run.seed_of("toy-search"), directions=2,
+                                   history=True)
 h_max, caps = oo.sequool_schedule(1000)
 book.glue("n_schedule", "1,000")
 book.glue("h_max", h_max)
@@ -172,7 +173,7 @@ book.show_figure(fig, "fig_toy")
 # then recovers a 2-sparse and a dense vector in $d=20$ from $m_\phi=8$ measurements.
 
 # %%
-bp_rng = np.random.default_rng([seed, 3])
+bp_rng = run.rng("basis-pursuit-checks")
 gaps = []
 for _ in range(size.bp_checks):
     d_bp, k_bp = 20, 8
@@ -272,9 +273,10 @@ print(f"learned: {toy_learned.n_learn} learning + "
 # %%
 dim_regret = {}
 for d_ex in (2, 5, 10, 20):
-    runs = [oo.sequool(p.f, p.bounds, 500, vectorized=True).fun
-            for p in (oo.make_problem("sharp_ridge", d_ex, seed=[seed, 5, s])
-                      for s in range(size.ex_seeds))]
+    problems = [oo.make_problem("sharp_ridge", d_ex,
+                                seed=run.seed_of(f"dimension-exercise-{d_ex}-{s}"))
+                for s in range(size.ex_seeds)]
+    runs = [oo.sequool(p.f, p.bounds, 500, vectorized=True).fun for p in problems]
     dim_regret[d_ex] = float(np.median(runs))
     print(f"d = {d_ex:2d}: median regret {dim_regret[d_ex]:.1e}")
 book.glue("ex_dim_2", dim_regret[2])
@@ -309,12 +311,14 @@ book.glue("ex_dim_20", dim_regret[20])
 # %%
 oracle, learned, tilt = [], [], []
 for s in range(size.ex_seeds):
-    ridge = oo.make_problem("sharp_ridge", 20, seed=[seed, 7, s])
+    ridge = oo.make_problem("sharp_ridge", 20,
+                            seed=run.seed_of(f"oracle-exercise-problem-{s}"))
     oracle.append(oo.learned_partition(ridge.f, ridge.bounds, size.ex_budget,
                                        active_dim=2, subspace=ridge.A.T,
                                        vectorized=True).fun)
     res = oo.learned_partition(ridge.f, ridge.bounds, size.ex_budget, active_dim=2,
-                               seed=[seed, 8, s], directions=20, vectorized=True)
+                               seed=run.seed_of(f"oracle-exercise-search-{s}"),
+                               directions=20, vectorized=True)
     learned.append(res.fun)
     tilt.append(np.degrees(oo.principal_angle(res.subspace, ridge.A.T)))
 print(f"median regret, oracle subspace:  {np.median(oracle):.2e}")
@@ -362,12 +366,14 @@ for k_dir in (4, 8, 12):
     for label in ("sparse rows", "random rotation"):
         found = []
         for s in range(size.ex_seeds):
-            problem = oo.make_problem("sphere", 20, seed=[seed, 9, s])
+            # the same problems and sensing draws for every m_phi and both A's
+            problem = oo.make_problem(
+                "sphere", 20, seed=run.seed_of(f"sparse-exercise-problem-{s}"))
             if label == "sparse rows":
                 problem = oo.Problem("sphere", A_sparse, problem.x_star, problem.bounds)
             fc = oo.CountedFunction(problem.f, 10**4, vectorized=True)
             V = oo.learn_subspace(fc, np.zeros(20), 2, 20, directions=k_dir,
-                                  rng=[seed, 10, s])
+                                  rng=run.seed_of(f"sparse-exercise-sensing-{s}"))
             found.append(np.degrees(oo.principal_angle(V, problem.A.T)))
         sparse_angles[(k_dir, label)] = float(np.median(found))
         print(f"m_phi = {k_dir:2d}, {label:15s}: median angle {np.median(found):5.1f}°")

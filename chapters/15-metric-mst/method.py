@@ -44,7 +44,7 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-X = gaussian_mixture(size.n, 2, 6, run.rng)
+X = gaussian_mixture(size.n, 2, 6, run.rng("toy-points"))
 exact = exact_mst(X)
 
 
@@ -64,8 +64,10 @@ def draw_tree(ax, X, edges, **style):
 
 # %%
 oracle = DistanceOracle(X)
-assignment, centers = k_center(oracle, size.n_clusters, seed=seed)
-tree = forest_completion_mst(X, n_clusters=size.n_clusters, seed=seed)
+# the same first center for k-center alone and inside MFC: the same clusters
+kc_seed = run.seed_of("k-center-start")
+assignment, centers = k_center(oracle, size.n_clusters, seed=kc_seed)
+tree = forest_completion_mst(X, n_clusters=size.n_clusters, seed=kc_seed)
 forest = tree.edges[: tree.n_forest_edges]
 completion = tree.edges[tree.n_forest_edges :]
 
@@ -207,7 +209,7 @@ good = report("k-center forest", tree)
 # tree within its guarantee, but the guarantee, $(2\gamma+1)$, is now weak, and so is the tree.
 
 # %% tags=["nbval-check-output"]
-random_parts = np.random.default_rng(seed + 1).integers(0, size.n_clusters, size.n)
+random_parts = run.rng("random-partition").integers(0, size.n_clusters, size.n)
 bad_tree = forest_completion_mst(X, components=random_parts)
 bad = report("random forest", bad_tree)
 
@@ -269,15 +271,15 @@ n_toy = size.n
 print("   t   evaluations   2nt + n^2/(2t)   share of all pairs")
 for t in sorted({2, 4, round(math.sqrt(n_toy) / 2), math.ceil(math.sqrt(n_toy)),
                  2 * math.ceil(math.sqrt(n_toy)), 4 * math.ceil(math.sqrt(n_toy))}):
-    count = forest_completion_mst(X, n_clusters=t, seed=seed).evaluations
+    count = forest_completion_mst(X, n_clusters=t, seed=kc_seed).evaluations
     print(f"{t:4d}   {count:11d}   {2 * n_toy * t + n_toy**2 / (2 * t):14.0f}   "
           f"{count / (n_toy * (n_toy - 1) / 2):18.1%}")
 grow_n = [size.n * 2**k for k in range(4)]
 grow_count = []
 for m in grow_n:
-    X_m = gaussian_mixture(m, 2, 6, np.random.default_rng([seed, 15, m]))
+    X_m = gaussian_mixture(m, 2, 6, run.rng(f"growing-points-{m}"))
     grow_count.append(forest_completion_mst(X_m, n_clusters=round(math.sqrt(m) / 2),
-                                            seed=seed).evaluations)
+                                            seed=kc_seed).evaluations)
 count_exponent = np.polyfit(np.log(grow_n), np.log(grow_count), 1)[0]
 print("n:", grow_n, "| evaluations:", grow_count,
       f"| fitted exponent {count_exponent:.2f}")
@@ -376,15 +378,15 @@ def center_first_tree(X, t, k_seed):
 
 
 rep_rows = []
-for k_seed in range(10):
+for k_seed in (run.seed_of(f"k-center-start-{i}") for i in range(10)):
     first_tree = forest_completion_mst(X, n_clusters=size.n_clusters, seed=k_seed)
     centre_tree = center_first_tree(X, size.n_clusters, k_seed)
     assert np.isclose(first_tree.forest_weight, centre_tree.forest_weight)
     rep_rows.append((first_tree.completion_weight, centre_tree.completion_weight))
 rep_rows = np.array(rep_rows)
 print("seed   completion weight: first point   center")
-for k_seed, (w_first, w_centre) in enumerate(rep_rows):
-    print(f"{k_seed:4d}   {w_first:30.3f}   {w_centre:6.3f}")
+for i, (w_first, w_centre) in enumerate(rep_rows):
+    print(f"{i:4d}   {w_first:30.3f}   {w_centre:6.3f}")
 centre_wins = int(np.sum(rep_rows[:, 1] < rep_rows[:, 0] - 1e-12))
 print(f"evaluations, first point: {first_tree.evaluations} "
       f"(k-center {size.n * size.n_clusters}, completion {size.n * size.n_clusters})")

@@ -22,7 +22,7 @@
 # comparison.
 #
 # The headline cost is the **number of distance evaluations**, which does not depend on the
-# machine; wall times are reported as ratios and slopes.
+# machine; CPU times are reported as ratios and slopes.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
@@ -76,16 +76,18 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 
 
-# median of up to `repeats` runs, one when a run takes over a second
+# least CPU time of up to `repeats` runs, one when a run takes over a second
 timed = book.measure.timed
 
 
 def timed_in_turn(calls, repeats, max_seconds=1.0):
-    """Median wall time of each of several calls taking turns, and their last results.
+    """Least CPU time of each of several calls taking turns, and their last results.
 
-    Load from other processes on a shared machine comes in bursts; taking turns spreads
-    a burst over all the methods compared instead of landing it on one. As with
-    ``timed``, a call that takes longer than ``max_seconds`` is not repeated.
+    CPU time (``time.process_time``) does not count the waits of a busy machine, but
+    other processes still slow a run through shared caches and clock speed, in bursts;
+    taking turns spreads a burst over all the methods compared instead of landing it on
+    one. As with ``timed``, a call that takes longer than ``max_seconds`` is not
+    repeated.
     """
     times = {name: [] for name in calls}
     results = {}
@@ -93,10 +95,10 @@ def timed_in_turn(calls, repeats, max_seconds=1.0):
         for name, call in calls.items():
             if times[name] and times[name][-1] > max_seconds:
                 continue
-            start = time.perf_counter()
+            start = time.process_time()
             results[name] = call()
-            times[name].append(time.perf_counter() - start)
-    return {name: float(np.median(t)) for name, t in times.items()}, results
+            times[name].append(time.process_time() - start)
+    return {name: float(np.min(t)) for name, t in times.items()}, results
 
 # one colour per method for the whole chapter
 COLOURS = {
@@ -131,11 +133,10 @@ def label_n_axis(ax, ns):
 
 # %%
 digits = load_digits().data[: size.n_digits]
-blobs = gaussian_mixture(size.n_blobs, 32, 20, np.random.default_rng([seed, 1]))
-strings = string_families(size.n_strings, size.n_strings // 30,
-                          np.random.default_rng([seed, 2]))
+blobs = gaussian_mixture(size.n_blobs, 32, 20, run.rng("blobs"))
+strings = string_families(size.n_strings, size.n_strings // 30, run.rng("strings"))
 n_parts = int(np.ceil(np.sqrt(size.n_blobs)))
-random_parts = np.random.default_rng([seed, 3]).integers(0, n_parts, size.n_blobs)
+random_parts = run.rng("random-partition").integers(0, n_parts, size.n_blobs)
 cases = [
     ("Gaussian mixture, d=32", blobs, "euclidean", True, None),
     ("digits, Manhattan", digits, "cityblock", True, None),
@@ -146,8 +147,9 @@ cases = [
 rows, timing_rows = [], []
 for name, X, metric, is_metric, parts in cases:
     n = len(X)
+    kc_seed = run.seed_of(f"k-center-start-{name}")
     t_mfc, tree = timed(
-        lambda: forest_completion_mst(X, metric=metric, seed=seed, components=parts),
+        lambda: forest_completion_mst(X, metric=metric, seed=kc_seed, components=parts),
         repeats=size.repeats)
     t_exact, exact = timed(lambda: exact_mst(X, metric=metric, method="prim"),
                            repeats=1)
@@ -176,7 +178,7 @@ print(quality.to_string(index=False, formatters={"data set": lambda s: s.ljust(w
                         header=["data set".ljust(width), *quality.columns[1:]]))
 
 # %%
-print("wall time, exact implicit Prim / MFC (noisy, machine-dependent):")
+print("CPU time, exact implicit Prim / MFC (machine-dependent):")
 for name, speedup in timing_rows:
     print(f"  {name:34s} {speedup:6.1f}x")
 
@@ -187,8 +189,8 @@ for name, speedup in timing_rows:
 # is that worst figure, 1.15, applied to every k-center run. Our figure is the largest
 # ratio over the four data sets, each from one k-center run (one seed): it carries no
 # interval, since one would mean repeating the k-center seeds, and with them the exact
-# MSTs, on every data set; how it moves with the seed is in the "seeds" column of the
-# [claims ledger](../../book/claims.md). The bounds are the paper's theorems, checked on
+# MSTs, on every data set; the [claims ledger](../../book/claims.md) pools it over
+# independent seeds. The bounds are the paper's theorems, checked on
 # every run under a true metric: they can only fail through a bug.
 
 # %% tags=["nbval-check-output"]
@@ -207,10 +209,10 @@ slack = min(2 * r["gamma"] + 1 - r["ratio"] for r in metric_rows)
 book.claim("gamma-bound", slack, note="ours: the smallest margin 2 gamma + 1 - ratio")
 
 # %% [markdown]
-# The worst k-center ratio is {glue:text}`worst_ratio:.3f`. It lies closer to the threshold than
-# it moves from one k-center seed to another, so the near-optimality claim is fragile: its verdict
-# changes with the seed (the box above gives in how many of five seeds it holds), and whether the
-# trees stay within the paper's worst ratio is not settled at this scale. The random forest shows why the
+# The worst k-center ratio in this run is {glue:text}`worst_ratio:.3f`. It moves from one
+# seed to another by about as much as it lies from the threshold, so one run does not
+# decide whether the trees stay within the paper's worst ratio at this scale; the verdict
+# pooled over seeds in the ledger does. The random forest shows why the
 # guarantee is stated through $\gamma$: its tree is far from optimal, and its $\gamma$ says so.
 #
 # ## 2. Quality follows the overlap
@@ -221,12 +223,13 @@ book.claim("gamma-bound", slack, note="ours: the smallest margin 2 gamma + 1 - r
 # that the tree's quality degrades with it, within $2\gamma+1$.
 
 # %%
-X_sweep = gaussian_mixture(size.n_sweep, 32, 20, np.random.default_rng([seed, 4]))
+X_sweep = gaussian_mixture(size.n_sweep, 32, 20, run.rng("sweep-points"))
 exact_sweep = exact_mst(X_sweep, method="prim")
-base = forest_completion_mst(X_sweep, seed=seed).components
+base = forest_completion_mst(X_sweep,
+                             seed=run.seed_of("sweep-k-center-start")).components
 sweep = []
 for fraction in size.sweep:
-    rng = np.random.default_rng([seed, 5, int(fraction * 1000)])
+    rng = run.rng(f"sweep-moves-{fraction:g}")
     parts = base.copy()
     moved = rng.random(len(parts)) < fraction
     parts[moved] = rng.integers(0, base.max() + 1, moved.sum())
@@ -280,17 +283,19 @@ book.show_figure(fig, "fig_gamma_sweep")
 #
 # Gaussian mixtures in 32 dimensions. MFC ($t=\lceil\sqrt n\rceil$) against exact implicit Prim and
 # SciPy's dense MST (only up to {glue:text}`n_scipy_max` points: it stores all $n^2$ distances).
-# The evaluation counts are exact; the times are medians of up to {glue:text}`repeats` runs.
+# The evaluation counts are exact; the times are the least CPU time of up to
+# {glue:text}`repeats` runs.
 
 # %%
 book.glue("n_scipy_max", size.n_scipy_max)
 book.glue("repeats", size.repeats)
-X_cost = gaussian_mixture(max(size.n_grid), 32, 20, np.random.default_rng([seed, 6]))
+X_cost = gaussian_mixture(max(size.n_grid), 32, 20, run.rng("cost-points"))
+cost_kc_seed = run.seed_of("cost-k-center-start")
 cost = {"MFC": {}, "exact (implicit Prim)": {}, "exact (SciPy, dense)": {}}
 evaluations = {}
 for n in size.n_grid:
     X = X_cost[:n]
-    cost["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed),
+    cost["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=cost_kc_seed),
                                  repeats=size.repeats)
     cost["exact (implicit Prim)"][n], exact = timed(lambda: exact_mst(X, method="prim"),
                                                     repeats=size.repeats)
@@ -326,8 +331,8 @@ for (method, c), marker in zip(cost.items(), "osd"):
     m_ns = sorted(c)
     axes[1].loglog(m_ns, [c[n] for n in m_ns], marker + "-", color=COLOURS[method],
                    label=f"{method} (slope {time_slopes[method]:.2f})")
-axes[1].set_title("wall time")
-axes[1].set_ylabel("seconds")
+axes[1].set_title("CPU time")
+axes[1].set_ylabel("CPU seconds")
 for ax in axes:  # legends under the panels, off the data
     label_n_axis(ax, ns)
     ax.set_xlabel("n")
@@ -342,18 +347,18 @@ book.show_figure(fig, "fig_cost")
 #
 # **MFC's distance evaluations grow more slowly than the exact MST's $\binom n2$.** Left:
 # distance evaluations against $n$ on a 32-dimensional Gaussian mixture, with log-log
-# slopes. Right: wall time of MFC, exact implicit Prim and SciPy's dense MST (only up to
-# {glue:text}`n_scipy_max` points), medians of up to {glue:text}`repeats` runs, on this
+# slopes. Right: CPU time of MFC, exact implicit Prim and SciPy's dense MST (only up to
+# {glue:text}`n_scipy_max` points), the least of up to {glue:text}`repeats` runs, on this
 # run's machine.
 # ```
 
 # %% [markdown]
 # The claims below are read from this run's slope and times ({numref}`fig-15-cost`). The evaluation count does
 # not depend on the machine, and its slope is held to the usual tolerance when the tests
-# re-execute the notebook. Wall times depend on it: MFC is faster than exact implicit
+# re-execute the notebook. CPU times depend on it: MFC is faster than exact implicit
 # Prim beyond a crossover inside the measured range exactly when it is faster at the
-# largest $n$, so the claim compares that speed-up with 1, and the tests hold its value
-# only to within a factor of two.
+# largest $n$, so the claim compares that speed-up with 1; like every timed claim it is
+# pooled over seeds, and the tests do not compare its value.
 
 # %% tags=["nbval-check-output"]
 book.glue("eval_slope", eval_slope)
@@ -369,7 +374,7 @@ book.claim(
 )
 
 # %% [markdown]
-# The evaluation count grows with slope {glue:text}`eval_slope:.2f`. In wall time,
+# The evaluation count grows with slope {glue:text}`eval_slope:.2f`. In CPU time,
 # {glue:text}`crossover_text`, and it is {glue:text}`speedup_max:.1f` times faster at
 # $n=$ {glue:text}`n_max`. Not claimed: "orders of magnitude". Implicit Prim in numpy is itself
 # vectorised over each row, and the paper's own archived runs show speed-ups of 1 to 16 times at
@@ -382,12 +387,13 @@ book.claim(
 # does not, because it is built for arbitrary metrics.
 
 # %%
-X_plane = gaussian_mixture(max(size.n_grid), 2, 20, np.random.default_rng([seed, 7]))
+X_plane = gaussian_mixture(max(size.n_grid), 2, 20, run.rng("plane-points"))
+plane_kc_seed = run.seed_of("plane-k-center-start")
 plane = {"MFC": {}, "exact (implicit Prim)": {}, "mlpack EMST (exact)": {}}
 plane_weights = {}
 for n in size.n_grid:
     X = X_plane[:n]
-    plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=seed),
+    plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=plane_kc_seed),
                                   repeats=size.repeats)
     plane["exact (implicit Prim)"][n], exact = timed(
         lambda: exact_mst(X, method="prim"), repeats=size.repeats)
@@ -407,7 +413,7 @@ for (method, c), marker in zip(plane.items(), "osd"):
               label=method)
 label_n_axis(ax, ns)
 ax.set_xlabel("n (2-D Gaussian mixture)")
-ax.set_ylabel("seconds")
+ax.set_ylabel("CPU seconds")
 fig.legend(loc="outside lower center", ncols=3)
 book.show_figure(fig, "fig_plane")
 plane_ratio = plane["MFC"][ns[-1]] / plane["mlpack EMST (exact)"][ns[-1]]
@@ -415,12 +421,12 @@ book.glue("plane_ratio", plane_ratio)
 
 # %% [markdown]
 # ```{glue:figure} fig_plane
-# :alt: Log-log plot of seconds against n for 2-D points: exact implicit Prim the slowest and steepest, MFC in the middle, mlpack's exact dual-tree EMST the fastest at every n.
+# :alt: Log-log plot of CPU seconds against n for 2-D points: exact implicit Prim the slowest and steepest, MFC in the middle, mlpack's exact dual-tree EMST the fastest at every n.
 # :name: fig-15-plane
 #
-# **In two dimensions a specialised exact algorithm beats MFC.** Wall time against $n$ on
+# **In two dimensions a specialised exact algorithm beats MFC.** CPU time against $n$ on
 # a 2-D Gaussian mixture for MFC, exact implicit Prim and mlpack's dual-tree Borůvka EMST
-# (exact), medians of up to {glue:text}`repeats` runs on this run's machine.
+# (exact), the least of up to {glue:text}`repeats` runs on this run's machine.
 # ```
 #
 # At $n=$ {glue:text}`n_max` in the plane ({numref}`fig-15-plane`), MFC takes
@@ -439,7 +445,7 @@ book.glue("plane_ratio", plane_ratio)
 # dual-tree Borůvka {cite}`march2010emst`, and the Borůvka stage of the hdbscan package, the
 # same idea on scikit-learn's kd-tree in another implementation, with its shortcut to an
 # approximate tree switched off (`icml25.metric_mst.exact_emst` calls both). Both are exact,
-# so they give the weight ratio as well. Times are medians of up to
+# so they give the weight ratio as well. Times are the least CPU time of up to
 # {glue:text}`dim_repeats` runs on one thread, the three methods taking turns.
 
 # %%
@@ -448,10 +454,11 @@ for library in ("mlpack", "hdbscan"):  # load each library before its clock star
     exact_emst(np.zeros((2, 2)), library=library)
 by_dim = {"MFC": {}, **{method: {} for method in EXACT}}
 dim_weights = {}
+dims_kc_seed = run.seed_of("dimension-k-center-start")
 for d in size.dims:
-    X = gaussian_mixture(size.n_dims, d, 20, np.random.default_rng([seed, 9, d]))
+    X = gaussian_mixture(size.n_dims, d, 20, run.rng(f"dimension-points-{d}"))
     seconds, results = timed_in_turn({
-        "MFC": lambda: forest_completion_mst(X, seed=seed).weight,
+        "MFC": lambda: forest_completion_mst(X, seed=dims_kc_seed).weight,
         EXACT[0]: lambda: exact_emst(X, library="mlpack")[1].sum(),
         EXACT[1]: lambda: exact_emst(X, library="hdbscan")[1].sum(),
     }, repeats=size.dim_repeats)
@@ -485,8 +492,8 @@ fig, axes = book.figure(2, height=3.4)
 for (method, c), marker in zip(by_dim.items(), "osd"):
     axes[0].loglog(dims, [c[d] for d in dims], marker + "-", color=COLOURS[method],
                    label=method)
-axes[0].set_ylabel("seconds")
-axes[0].set_title(f"wall time, n = {size.n_dims}")
+axes[0].set_ylabel("CPU seconds")
+axes[0].set_title(f"CPU time, n = {size.n_dims}")
 axes[1].loglog(dims, [time_ratio[d] for d in dims], "o-", color=COLOURS["MFC"],
                label="MFC / best exact (labels: weight / MST)")
 axes[1].axhline(1, color="grey", linestyle=":")
@@ -509,12 +516,13 @@ book.show_figure(fig, "fig_dims")
 
 # %% [markdown]
 # ```{glue:figure} fig_dims
-# :alt: Two log-log panels against the dimension d. Left, seconds for MFC and for the exact EMSTs of mlpack and hdbscan: the exact libraries' times rise steeply with d while MFC's stay nearly flat, and the lines cross. Right, MFC's time over the faster exact library's time, falling from above 1 to below 1 as d grows, each point labelled with MFC's weight over the MST; a dashed vertical line marks the crossover dimension.
+# :alt: Two log-log panels against the dimension d. Left, CPU seconds for MFC and for the exact EMSTs of mlpack and hdbscan: the exact libraries' times rise steeply with d while MFC's stay nearly flat, and the lines cross. Right, MFC's time over the faster exact library's time, falling from above 1 to below 1 as d grows, each point labelled with MFC's weight over the MST; a dashed vertical line marks the crossover dimension.
 # :name: fig-15-dims
 #
 # **Exact tree algorithms slow down with the dimension, MFC does not: past a crossover it
-# is the faster one.** Left: wall time against $d$ on Gaussian mixtures of
-# {glue:text}`dims_n` points (20 clusters), medians of up to {glue:text}`dim_repeats` runs.
+# is the faster one.** Left: CPU time against $d$ on Gaussian mixtures of
+# {glue:text}`dims_n` points (20 clusters), the least of up to {glue:text}`dim_repeats`
+# runs.
 # Right: MFC's time over that of the faster exact library, labelled with MFC's weight over
 # the MST's; dashed: the crossover.
 # ```
@@ -525,8 +533,8 @@ book.show_figure(fig, "fig_dims")
 # kd-trees, which prune well only while $n \gg 2^d$: with $n$ points the tree libraries should
 # lose to MFC from $d \le \log_2 n$ on. The value is the crossover dimension of this run, the
 # smallest $d$ of the sweep from which MFC is faster than *both* exact libraries at every larger
-# $d$. Like every wall-time figure it depends on the machine, and the tests hold it only to
-# within a factor of two.
+# $d$. Like every time it depends on the machine; as a timed claim it is pooled over seeds,
+# and the tests do not compare its value.
 
 # %% tags=["nbval-check-output"]
 log2_n = float(np.log2(size.n_dims))
@@ -577,9 +585,9 @@ book.claim(
 # k-center clusters of well-separated, high-dimensional Gaussians cut few edges of the optimal
 # tree. The rule-of-thumb threshold is $\log_2 n=$ {glue:text}`log2_n:.1f`. Just past the
 # crossover, MFC's lead over the faster library is a few tens of per cent, not much more than
-# a loaded machine moves a wall time: a crossover one step of the sweep later would fail the
-# threshold, which is why the methods take turns (the box above gives in how many of five
-# seeds the claim holds). The shape does not depend on such noise: the exact libraries win by
+# timings move between runs: a crossover one step of the sweep later would fail the
+# threshold, which is why the methods take turns and why the verdict to read is the one
+# pooled over seeds in the ledger. The shape does not depend on such noise: the exact libraries win by
 # several times in the plane, MFC by an order of magnitude at $d=$ {glue:text}`dims_last`.
 #
 # ### A metric with no tree: edit distance
@@ -587,7 +595,7 @@ book.claim(
 # For strings under edit distance there is no coordinate space to partition, and the exact
 # alternative to MFC is the paper's own baseline: implicit Prim over all $\binom n2$ pairs.
 # Section 1 ran both on the synthetic strings; the table puts their cost side by side
-# (MFC's time a median of up to {glue:text}`repeats` runs, exact Prim's one run).
+# (MFC's time the least CPU time of up to {glue:text}`repeats` runs, exact Prim's one run).
 
 # %%
 strings_row = next(r for r in rows if r["name"].startswith("strings"))
@@ -642,8 +650,8 @@ book.glue("str_ratio", w_mfc_str / w_exact_str)
 # adjusted Rand index (ARI) is 1 for identical partitions.
 
 # %%
-X_link = gaussian_mixture(size.n_sweep, 32, 8, np.random.default_rng([seed, 8]))
-tree_link = forest_completion_mst(X_link, seed=seed)
+X_link = gaussian_mixture(size.n_sweep, 32, 8, run.rng("linkage-points"))
+tree_link = forest_completion_mst(X_link, seed=run.seed_of("linkage-k-center-start"))
 scipy_link = linkage(X_link, method="single")
 aris = {}
 for k in (2, 4, 8, 16):
@@ -692,8 +700,9 @@ for k, ari in aris.items():
 exact_blobs = exact_mst(blobs)
 pairs_blobs = size.n_blobs * (size.n_blobs - 1) / 2
 sweep_t = {}
+sweep_t_seed = run.seed_of("sweep-t-k-center-start")
 for t in (4, 16, 64, 256):
-    tree_t = forest_completion_mst(blobs, n_clusters=t, seed=seed)
+    tree_t = forest_completion_mst(blobs, n_clusters=t, seed=sweep_t_seed)
     sweep_t[t] = (tree_t.weight / exact_blobs.weight, tree_t.evaluations / pairs_blobs,
                   overlap_gamma(tree_t, exact_blobs))
 print("   t   weight / MST   evaluated share   gamma")
@@ -793,7 +802,7 @@ book.glue("ex_kc_ratio", rows[0]["ratio"])
 # it moves one point at a time and keeps a move when the ratio grows.
 
 # %%
-phi_rng = np.random.default_rng([seed, 15])
+phi_rng = run.rng("phi-exercise")
 
 
 def line_ratio(x, t, k_seed):

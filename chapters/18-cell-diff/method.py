@@ -38,7 +38,7 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# the committed models of this seed; paper mode trains them here (minutes)
+# the committed models (trained with seed 0); paper mode trains them here (minutes)
 models, config = C.chapter_models(seed, mode)
 model = {name: m for name, (m, _) in models.items()}
 COLOURS = {"cell_diff": book.PALETTE[0], "no_sequence": book.PALETTE[1],

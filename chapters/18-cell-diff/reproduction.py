@@ -24,10 +24,11 @@
 # 1. **Sequence to image.** For each test cell, a protein image from CELL-Diff (DDIM,
 #    {glue:text}`ddim_steps` steps), from the same network trained without the sequence,
 #    from the same network trained by regression, and by nearest-neighbour retrieval of
-#    the training cell with the closest sequence (cosine distance of 3-mer counts,
-#    scikit-learn {cite}`pedregosa2011scikit`). Scores: is the protein in the right
-#    compartment (a logistic regression on compartment intensities, fitted on real
-#    training images), the paper's IoU, and sharpness.
+#    the database cell (drawn like the training cells) with the closest sequence (cosine
+#    distance of 3-mer counts, scikit-learn {cite}`pedregosa2011scikit`). Scores: is the
+#    protein in the right compartment (a logistic regression on compartment intensities,
+#    fitted on the real images of the same database cells), the paper's IoU, and
+#    sharpness.
 # 2. **Image to sequence.** Sequences generated from each test cell's images: how often
 #    they carry the motif of the image's compartment, against the same model given the
 #    images of other cells (shuffled), which is the chance level of the question.
@@ -62,7 +63,7 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# the committed models of this seed; paper mode trains them here (minutes)
+# the committed models (trained with seed 0); paper mode trains them here (minutes)
 models, config = C.chapter_models(seed, mode)
 model = {name: m for name, (m, _) in models.items()}
 COLOURS = {"cell_diff": book.PALETTE[0], "no_sequence": book.PALETTE[1],

@@ -73,6 +73,7 @@ from sklearn.preprocessing import StandardScaler
 from torch import nn
 
 from . import minilm
+from .book.seeding import stream, stream_int
 
 # --------------------------------------------------------------------------------------------
 # The probing data sets of the package ``sae-probes``
@@ -450,7 +451,8 @@ def train_sae(X, n_latents: int = 2048, k: int = 32, epochs: int = 10, batch_siz
 
 def _train_sae(X, n_latents, k, epochs, batch_size, lr, aux_k, aux_coef, dead_after, seed):
     torch.manual_seed(seed)
-    sae = TopKSAE(X.shape[1], n_latents, k, seed=seed)
+    # the decoder's initialisation and the batch order: two named streams of ``seed``
+    sae = TopKSAE(X.shape[1], n_latents, k, seed=stream_int(seed, "decoder init"))
     data = torch.from_numpy(X)
     sae.mu.copy_(data.mean(0))
     sae.s.copy_(((data - sae.mu) ** 2).sum(1).mean().sqrt() / np.sqrt(X.shape[1]))
@@ -458,7 +460,7 @@ def _train_sae(X, n_latents, k, epochs, batch_size, lr, aux_k, aux_coef, dead_af
     dead_after = len(X) if dead_after is None else dead_after
     since_fired = torch.zeros(n_latents)
     opt = torch.optim.Adam(sae.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(stream_int(seed, "batch order"))
     history = []
     for epoch in range(epochs):
         order = torch.randperm(len(xs), generator=gen)
@@ -574,11 +576,18 @@ def knn(n_neighbors: int):
     return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors, weights="distance"))
 
 
+def _sklearn_seed(seed: int, name: str) -> int:
+    """A 32-bit ``random_state`` for scikit-learn and XGBoost: the stream ``name`` of ``seed``
+    (any non-negative seed, 63-bit ones included)."""
+    return stream_int(int(seed), name) % 2**32
+
+
 def mlp(hidden: int = 32, alpha: float = 1e-2, max_iter: int = 100, seed: int = 0):
     """A one-hidden-layer ReLU perceptron on standardised activations, L2 penalty ``alpha``,
     fitted by L-BFGS (scikit-learn's advice for small data sets; faster than Adam here)."""
     return make_pipeline(StandardScaler(), MLPClassifier(
-        (hidden,), alpha=alpha, solver="lbfgs", max_iter=max_iter, random_state=seed))
+        (hidden,), alpha=alpha, solver="lbfgs", max_iter=max_iter,
+        random_state=_sklearn_seed(seed, "mlp")))
 
 
 def gbt(max_iter: int = 25, max_depth: int = 3, learning_rate: float = 0.2, max_bins: int = 32,
@@ -596,7 +605,7 @@ def gbt(max_iter: int = 25, max_depth: int = 3, learning_rate: float = 0.2, max_
     return XGBClassifier(
         n_estimators=max_iter, max_depth=max_depth, learning_rate=learning_rate,
         max_bin=max_bins, min_child_weight=min_samples_leaf / 4, reg_alpha=reg_alpha,
-        tree_method="hist", n_jobs=1, random_state=seed)
+        tree_method="hist", n_jobs=1, random_state=_sklearn_seed(seed, "gbt"))
 
 
 def sae_probe_estimator(sae: TopKSAE, k: int, C: float = 1.0):
@@ -772,7 +781,7 @@ def holdout(y, n_test: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = _check_labels(y)
     if n_test < 2 or n_test % 2:
         raise ValueError(f"n_test must be an even number >= 2, got {n_test}")
-    rng = np.random.default_rng([seed, 1])
+    rng = np.random.default_rng(stream(seed, "test set"))
     test = []
     for c in (0, 1):
         members = np.flatnonzero(y == c)
@@ -801,7 +810,7 @@ def scarcity_split(y, n_train: int, n_test: int, seed: int = 0) -> Split:
     if n_train < 4:
         raise ValueError(f"n_train must be at least 4 (two per class to validate), got {n_train}")
     pool, test = holdout(y, n_test, seed)
-    rng = np.random.default_rng([seed, 2, n_train])
+    rng = np.random.default_rng(stream(seed, f"scarcity training set {n_train}"))
     n_pos = -(-n_train // 2)
     train = _draw(y, pool, n_pos, n_train - n_pos, rng)
     return Split(train, test, y[train])
@@ -819,7 +828,8 @@ def imbalance_split(y, positive_fraction: float, n_train: int, n_test: int,
         raise ValueError(f"positive_fraction must lie in (0, 1), got {positive_fraction}")
     pool, test = holdout(y, n_test, seed)
     n_pos = int(min(max(round(positive_fraction * n_train), 2), n_train - 2))
-    rng = np.random.default_rng([seed, 3, round(positive_fraction * 1e6)])
+    rng = np.random.default_rng(
+        stream(seed, f"imbalance training set {round(positive_fraction * 1e6)}"))
     train = _draw(y, pool, n_pos, n_train - n_pos, rng)
     return Split(train, test, y[train])
 
@@ -831,7 +841,7 @@ def noise_split(y, flip_fraction: float, n_train: int, n_test: int, seed: int = 
     if not 0 <= flip_fraction <= 0.5:
         raise ValueError(f"flip_fraction must lie in [0, 0.5], got {flip_fraction}")
     base = scarcity_split(y, n_train, n_test, seed)
-    rng = np.random.default_rng([seed, 4, round(flip_fraction * 1e6)])
+    rng = np.random.default_rng(stream(seed, f"label flips {round(flip_fraction * 1e6)}"))
     flip = rng.choice(n_train, int(flip_fraction * n_train), replace=False)
     noisy = base.y_train.copy()
     noisy[flip] = 1 - noisy[flip]

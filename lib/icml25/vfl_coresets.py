@@ -534,7 +534,7 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
     the ``reps`` repetitions then draws one coreset per size, from the stream of ``seed`` named
     by the method, the size and the repetition (:func:`icml25.book.seeding.stream`), and fits
     it with scikit-learn. A method's draws do not depend on the other methods listed, and
-    the same ``seed`` gives the same draws at every $\lambda$. Returns a dict with ``gaps`` of
+    calls with the same ``seed`` at other $\lambda$ use the same streams. Returns a dict with ``gaps`` of
     shape (methods, sizes, reps), ``beta_star`` (the full-data fit), ``floats`` (floats sent
     per coreset, same shape), ``floats_full`` and ``probabilities`` (methods, n).
     ``probabilities`` may pass already computed distributions, ``{method: p}``, for scores

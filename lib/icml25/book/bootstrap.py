@@ -12,7 +12,8 @@ def bootstrap_ci(values, *, n_boot: int = 10_000, level: float = 0.95, seed=0):
     unit: an image, a pair, a cell); the interval holds the central ``level`` of the resampled
     means :math:`\bar v^{*}_b`, i.e. their :math:`(1-\text{level})/2` and
     :math:`(1+\text{level})/2` quantiles. ``seed`` is anything ``numpy.random.default_rng``
-    takes (a chapter passes ``[seed, tag]`` so that each quantity has its own stream).
+    takes (a chapter passes a named stream, ``run.seed_of("bootstrap-recall")``, so that each
+    quantity has its own).
     """
     v = np.asarray(values, float).ravel()
     if v.size == 0 or not np.isfinite(v).all():

@@ -180,6 +180,25 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
     return found
 
 
+#: The optional ``[chapter]`` table: what a seed varies in the chapter, in words, and whether its
+#: models were trained once (then the ledger says "one trained model" beside a claim whose seeds
+#: do not vary the training).
+CHAPTER_FIELDS = {"models": str, "trained_once": bool}
+
+
+def chapter_notes(chapter_dir: Path) -> dict:
+    """The chapter's ``[chapter]`` table (``models``, ``trained_once``), validated."""
+    file = path_of(chapter_dir)
+    if not file.exists():
+        return {}
+    notes = tomllib.loads(file.read_text()).get("chapter", {})
+    for key, value in notes.items():
+        if key not in CHAPTER_FIELDS or not isinstance(value, CHAPTER_FIELDS[key]):
+            raise DeclarationError(f"{paths.relative(file)}: [chapter] takes "
+                                   f"{', '.join(CHAPTER_FIELDS)}; got {key} = {value!r}")
+    return notes
+
+
 def path_of(chapter_dir: Path) -> Path:
     return Path(chapter_dir) / FILE
 

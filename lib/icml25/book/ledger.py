@@ -59,6 +59,7 @@ class Row:
     published: Claim
     seeds: dict[int, dict]
     pooled: pooling.Pooled | None
+    trained_once: bool = False
 
     @property
     def kind(self) -> str:
@@ -82,8 +83,8 @@ class Row:
                 return "deterministic: no seed changes it, one run decides"
             return f"identical in all {len(self.seeds)} seeds: one run decides"
         text = f"pooled over {p.n} independent seeds"
-        if d is not None and "training" not in d.varies and "evaluation" in d.varies:
-            text += " (one trained model: the seeds vary the data and the evaluation)"
+        if self.trained_once and d is not None and "training" not in d.varies:
+            text += " (one trained model: the seeds do not vary the training)"
         return text
 
     def pooled_text(self) -> str:
@@ -146,6 +147,7 @@ class Row:
 def rows(chapter: notebooks.Chapter) -> list[Row]:
     """Every claim and check of the chapter, in the notebooks' order, with its pooled verdict."""
     declared = declarations.load(chapter.path)
+    trained_once = declarations.chapter_notes(chapter.path).get("trained_once", False)
     record = robustness.read(chapter)
     fresh = record is not None and not robustness.problems(chapter)
     by_key = {(c["notebook"], c["id"]): c for c in record["claims"]} if fresh else {}
@@ -165,7 +167,7 @@ def rows(chapter: notebooks.Chapter) -> list[Row]:
                 pooled = pooling.pool([s["value"] for s in ordered],
                                       [s.get("interval") for s in ordered], c.op, c.threshold,
                                       deterministic=bool(d and d.deterministic))
-            found.append(Row(chapter.name, py.stem, c.id, d, c, seeds, pooled))
+            found.append(Row(chapter.name, py.stem, c.id, d, c, seeds, pooled, trained_once))
     return found
 
 
@@ -199,10 +201,15 @@ def _tables(chapter_rows: list[Row], heading: str) -> list[str]:
     return out
 
 
+def _seeds_note(chapter: notebooks.Chapter) -> list[str]:
+    text = declarations.chapter_notes(chapter.path).get("models")
+    return [f"*Seeds.* {text}", ""] if text else []
+
+
 def chapter_table(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) -> str:
     """The chapter's own tables, included by its ``index.md``."""
     chapter_rows = rows(chapter) if chapter_rows is None else chapter_rows
-    body = "\n".join(_tables(chapter_rows, "###")).rstrip("\n")
+    body = "\n".join([*_seeds_note(chapter), *_tables(chapter_rows, "###")]).rstrip("\n")
     return f"{HEADER}\n\n{body}\n"
 
 
@@ -340,6 +347,7 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
             f"[Read the chapter](../chapters/{chapter.name}/index.md) · book-mode runtime "
             f"{c['runtime']:.0f} s · {c['holds']} of {c['claims']} of the paper's claims hold",
             "",
+            *_seeds_note(chapter),
             *_tables(all_rows[chapter.name], "###"),
         ]
     headline = _headline(total)
