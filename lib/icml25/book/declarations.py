@@ -134,6 +134,7 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
         raise DeclarationError(f"{where}: unknown top-level keys {sorted(unknown)}")
     found: dict[str, Declaration] = {}
     allowed = set(Declaration.__dataclass_fields__)
+    default_max = data.get("chapter", {}).get("max_seeds", DEFAULT_MAX_SEEDS)
     for number, entry in enumerate(data.get("claims", []), 1):
         at = f"{where}, claim {number} ({entry.get('id', '?')})"
         missing = [k for k in ("id", "notebook", "kind", "fidelity", "statement", "paper", "op",
@@ -164,7 +165,7 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
         if entry.get("timed") and not varies:
             raise DeclarationError(f"{at}: a timed claim moves with every measurement; declare "
                                    "varies = [\"evaluation\"] (at least)")
-        max_seeds = entry.get("max_seeds", DEFAULT_MAX_SEEDS)
+        max_seeds = entry.setdefault("max_seeds", default_max)
         if not isinstance(max_seeds, int) or max_seeds < 5:
             raise DeclarationError(f"{at}: max_seeds must be an integer >= 5; got {max_seeds!r}")
         for key in ("rtol", "atol"):
@@ -180,10 +181,11 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
     return found
 
 
-#: The optional ``[chapter]`` table: what a seed varies in the chapter, in words, and whether its
+#: The optional ``[chapter]`` table: what a seed varies in the chapter, in words; whether its
 #: models were trained once (then the ledger says "one trained model" beside a claim whose seeds
-#: do not vary the training).
-CHAPTER_FIELDS = {"models": str, "trained_once": bool}
+#: do not vary the training); the default ``max_seeds`` of its claims (e.g. the number of seeds
+#: with committed models).
+CHAPTER_FIELDS = {"models": str, "trained_once": bool, "max_seeds": int}
 
 
 def chapter_notes(chapter_dir: Path) -> dict:
