@@ -54,7 +54,12 @@ def test_pooled_verdicts_follow_from_their_interval():
     p = pooling.pool([0.05, -0.1, 0.2, -0.05, 0.1], [None] * 5, ">", 0)
     assert p.verdict == "inconclusive" and p.seeds_to_decide > 5
     p = pooling.pool([0.91, 0.93, 0.95, 0.92, 0.94], [(0.8, 1.0)] * 5, "in", (0.9, 0.99))
-    assert p.verdict == "inconclusive" and p.method == "random effects"
+    assert p.verdict == "holds" and p.method == "random effects"  # the seeds agree closely
+    p = pooling.pool([0.86, 0.93, 0.99, 0.9, 0.97], [(0.8, 1.0)] * 5, "in", (0.9, 0.99))
+    assert p.verdict == "inconclusive"
+    # A seed whose interval has no width: the t interval over the seeds.
+    p = pooling.pool([1.0, 0.9, 0.95, 1.0, 0.97], [(1.0, 1.0), *[(0.8, 1.0)] * 4], ">", 0.5)
+    assert p.method == "t over seeds" and p.verdict == "holds" and np.isfinite(p.estimate)
     # A value no seed changes: one run decides, with its own interval.
     p = pooling.pool([0.5] * 5, [(0.4, 0.6)] * 5, ">=", 0.45)
     assert p.method == "one run" and p.verdict == "inconclusive" and p.n == 1

@@ -95,12 +95,14 @@ def budgets() -> str:
 def cmd_robustness(args) -> int:
     """Seeds 0..N-1 for the chosen chapters; with ``--until-decided``, more seeds (in rounds)
     for the chapters whose claims are still undecided, up to each claim's ``max_seeds``, while a
-    seed of the chapter costs at most ``--cheap-s`` seconds."""
+    seed of the chapter costs at most ``--cheap-s`` seconds and the added runs fit in
+    ``--budget-s`` seconds of execution (cheapest chapters first)."""
     from . import ledger
 
     chapters = notebooks.select(args.chapters)
     by_name = {chapter.name: chapter for chapter in chapters}
     target = {chapter.name: args.seeds for chapter in chapters}
+    budget = args.budget_s
     failed = False
     while target:
         todo = [by_name[name] for name in target]
@@ -117,14 +119,22 @@ def cmd_robustness(args) -> int:
             print(f"written: {paths.relative(path)} ({len(record['seeds'])} seeds)")
         if failed or not args.until_decided:
             break
-        target = {}
+        target, plans = {}, []
         for chapter in todo:
             cost = sum(state.duration or 0 for state in robustness.published(chapter))
             wanted = [n for _, n in robustness.undecided(chapter)]
             have = len((robustness.read(chapter) or {}).get("seeds", []))
             if wanted and cost <= args.cheap_s and max(wanted) > have:
-                target[chapter.name] = min(max(wanted), have + args.round)
-                print(f"{chapter.name}: undecided claims; seeds {have} -> {target[chapter.name]}")
+                more = min(max(wanted), have + args.round)
+                plans.append(((more - have) * cost, chapter.name, have, more))
+        for cost, name, have, more in sorted(plans):
+            if cost > budget:
+                print(f"{name}: undecided claims, but seeds {have} -> {more} would cost "
+                      f"{cost:.0f} s > the {budget:.0f} s left")
+                continue
+            budget -= cost
+            target[name] = more
+            print(f"{name}: undecided claims; seeds {have} -> {more}")
     for path in ledger.write():
         print(f"ledger updated: {paths.relative(path)}")
     return 1 if failed else 0
@@ -254,6 +264,8 @@ def parser() -> argparse.ArgumentParser:
     rob.add_argument("--cheap-s", type=float, default=60.0,
                      help="with --until-decided: only chapters whose book run takes at most this")
     rob.add_argument("--round", type=int, default=5, help="seeds added per round")
+    rob.add_argument("--budget-s", type=float, default=1800.0,
+                     help="with --until-decided: execution seconds the added seeds may take")
     rob.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                      help="executions in parallel (default: one per core)")
     _scheduler_option(rob)

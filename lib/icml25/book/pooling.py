@@ -74,7 +74,8 @@ def random_effects(y, se) -> tuple[float, float, float]:
     y : array of shape (n,)
         The seeds' values $y_i$, $n \\ge 2$.
     se : array of shape (n,)
-        Their within-seed standard errors $s_i \\ge 0$ (zeros: no within-seed error known).
+        Their within-seed standard errors $s_i \\ge 0$; where one is zero (no within-seed
+        error, or an interval of zero width) the $t$ interval over the seeds is used.
     """
     y, se = np.asarray(y, float), np.asarray(se, float)
     n = y.size
@@ -83,9 +84,9 @@ def random_effects(y, se) -> tuple[float, float, float]:
     if se.shape != y.shape or np.any(~np.isfinite(se)) or np.any(se < 0):
         raise ValueError("se must be finite, non-negative and of the same length as y")
     t = stats.t.ppf(0.975, n - 1)
-    if np.all(se == 0):
+    if np.any(se == 0):  # a seed without sampling error: the scatter over seeds is all we know
         return float(y.mean()), float(t * y.std(ddof=1) / math.sqrt(n)), float(y.var(ddof=1))
-    v = np.maximum(se, 1e-300) ** 2
+    v = se**2
     w = 1 / v
     mu_fixed = np.sum(w * y) / w.sum()
     q_stat = np.sum(w * (y - mu_fixed) ** 2)
@@ -161,9 +162,9 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False) 
         verdict = point_verdict(float(y[0]), op, threshold, intervals[0])
         return Pooled(float(y[0]), tuple(map(float, interval)), 1, verdict, "one run")
     se = standard_errors(intervals)
-    has_se = np.isfinite(se)
-    method = "random effects" if has_se.all() else "t over seeds"
-    mu, half, _ = random_effects(y, np.where(has_se, se, 0.0) if has_se.all() else 0 * y)
+    within = bool(np.all(np.isfinite(se)) and np.all(se > 0))
+    method = "random effects" if within else "t over seeds"
+    mu, half, _ = random_effects(y, se if within else 0 * y)
     interval = (mu - half, mu + half)
     verdict = point_verdict(mu, op, threshold, interval)
     more = (seeds_to_decide(len(y), mu, half, op, threshold) if verdict == "inconclusive"
