@@ -7,7 +7,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from icml25.book import notebooks, paths, runner
 
 GOOD = '''# %% [markdown]

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from icml25.book import declarations, ledger, notebooks, paths, pooling, robustness
 from icml25.book.claims import verdict as point_verdict
 from icml25.book.seeding import stream, stream_int

@@ -101,9 +101,17 @@ class Row:
             return ""
         if self.pooled.method == "one run":
             return "more samples in the run would decide it"
-        if self.pooled.seeds_to_decide:
-            return f"about {self.pooled.seeds_to_decide} seeds would decide it at this effect"
-        return "the estimate sits on the threshold: no number of seeds decides it"
+        wanted = self.pooled.seeds_to_decide
+        if not wanted:
+            return "the estimate sits on the threshold: no number of seeds decides it"
+        if wanted > 1000:
+            return ("over 1,000 seeds would decide it at this effect: at this scale the "
+                    "effect is practically nil")
+        cap = self.declaration.max_seeds if self.declaration else wanted
+        if wanted > cap:
+            return (f"about {wanted} seeds would decide it at this effect, more than the "
+                    f"{cap} this claim can run")
+        return f"about {wanted} seeds would decide it at this effect"
 
     def fidelity_text(self) -> str:
         if self.fidelity == "paper" or self.declaration is None:

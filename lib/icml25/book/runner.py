@@ -32,9 +32,9 @@ import nbformat
 
 from . import RECORD_ENV, notebooks, numerics, paths
 from .claims import SOURCE_ENV
-from .staleness import input_digest
 from .hashing import sha256_file
 from .params import validate_overrides
+from .staleness import input_digest
 
 
 @dataclass

@@ -22,14 +22,14 @@ source suffix when the template renders; this wraps that function to point at th
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 _BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/icml25-claim-->',
-                  re.S)
+                  re.DOTALL)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chapter_rows(chapter: str) -> dict:
     from . import ledger, notebooks
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import paths
-from . import declarations
+from . import declarations, paths
 from .hashing import sha256_file
 
 
