@@ -165,6 +165,12 @@ def test_chapter_pages_show_figures_and_numbers(server):
         text = page.inner_text("main")
         assert page.locator(".icml25-claim").count() >= 4 and "{glue" not in text
         assert "DOES NOT HOLD" not in text and "HOLDS:" not in text  # boxes, not log lines
+        # The boxes show the verdict pooled over the seeds, with the run on the page beside it.
+        assert text.count("Ours, over the seeds") == page.locator(".icml25-claim").count()
+        assert "This run (seed 0)" in text
+        for data in ("claims.json", "claims.csv"):  # the ledger, for analysis
+            response = page.goto(f"{server}/_static/{data}")
+            assert response.ok and "fidelity" in response.text()
         page.goto(f"{server}/book/intro.html", wait_until="load")  # one card per chapter
         cards = page.locator(".sd-card")
         assert cards.count() == len(list(paths.CHAPTERS.glob("*/index.md")))
