@@ -8,9 +8,10 @@
     from icml25 import book
     SIZES = {"quick": dict(n=200), "book": dict(n=500), "paper": dict(n=5000)}
     run = book.setup(mode=mode, seed=seed, sizes=SIZES)
-    run.size.n, run.rng                      # this mode's sizes, a seeded generator
+    run.size.n                               # this mode's sizes
+    rng = run.rng("bootstrap")               # a named, independent random stream
     ...
-    book.claim("id", "statement with its threshold", measured, paper="...", holds=...)
+    book.claim("id", measured, interval=(lo, hi))   # declared in the chapter's claims.toml
     ...
     book.show_figure(fig, "fig_name")         # a figure for a captioned {glue:figure}
     book.finish()                            # last cell: hands provenance to the runner

@@ -24,12 +24,11 @@ it can only fail through a bug, and the ledger lists it apart from the paper's c
 from __future__ import annotations
 
 import html
-import json
 import math
 import operator
 import os
 import textwrap
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +60,7 @@ SOURCE_ENV = "ICML25_SOURCE"
 #: The chapter's seed record (see :mod:`icml25.book.robustness`); read when the pages are built.
 SEEDS_FILE = "_robustness.json"
 
-_RECORDED: dict[str, "Claim"] = {}
+_RECORDED: dict[str, Claim] = {}
 #: The seed of the run in progress (set by ``book.setup``).
 CURRENT_SEED: int | None = None
 _DECLARED: dict[str, str] = {}  # provenance key → digest of the declarations this run read
