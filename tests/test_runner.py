@@ -179,6 +179,8 @@ def test_seed_record_holds_independent_seeds_pooled_by_the_ledger(tree):
     assert [c["seeds"]["4"] for c in more["claims"]] == [
         c["seeds"]["4"] for c in records[chapter.name]["claims"]]
     assert len(more["claims"][1]["seeds"]) == 6
+    robustness.write(chapter, more)  # asking for fewer seeds keeps those that ran
+    assert robustness.measure([chapter], 3, jobs=1, log=lambda *_: None)[chapter.name] == more
     prose = source.read_text().replace("# # A tiny chapter", "# # A tiny chapter, retitled")
     source.write_text(prose)  # prose does not move a figure: the seeds still stand
     assert robustness.problems(chapter) == []

@@ -93,12 +93,13 @@ def published(chapter: notebooks.Chapter):
 
 def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
             scheduler: str | None = None, log=print) -> dict[str, dict]:
-    """Make every chapter's record hold seeds ``0 .. seeds-1``; return ``{name: record}``.
+    """Make every chapter's record hold at least seeds ``0 .. seeds-1``; return ``{name: record}``.
 
     Seed 0 is the published run, read from the committed notebook. The seeds a chapter's
-    current record already holds are kept; only the missing ones run, all chapters' runs in one
-    pool (``jobs`` local processes, or the workers of the Dask cluster at ``scheduler``). A stale
-    record is measured anew. The records are returned, not written.
+    current record already holds are kept (more than ``seeds`` too); only the missing ones run,
+    all chapters' runs in one pool (``jobs`` local processes, or the workers of the Dask cluster
+    at ``scheduler``); a notebook that reports no claim is not run. A stale record is measured
+    anew. The records are returned, not written.
 
     Raises
     ------
@@ -118,12 +119,14 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     for chapter in chapters:
         kept = read(chapter) if not problems(chapter) else None
         for s in states[chapter.name]:
+            if not s.claims:
+                continue
             by_seed = {0: _claims_of(s.record)}
             if kept:
                 for c in kept["claims"]:
                     if c["notebook"] == s.source.name:
                         for k, v in c["seeds"].items():
-                            if int(k) != 0 and int(k) < seeds and v is not None:
+                            if int(k) != 0 and v is not None:
                                 by_seed.setdefault(int(k), {})[c["id"]] = v
             runs[(chapter.name, s.source.name)] = by_seed
             todo += [(s.source, {"seed": k}) for k in range(1, seeds) if k not in by_seed]
@@ -138,9 +141,12 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     for name, chapter_states in states.items():
         if name in failed:
             continue
-        claims = []
+        claims, every = [], set()
         for s in chapter_states:
+            if not s.claims:
+                continue
             by_seed = runs[(name, s.source.name)]
+            every |= set(by_seed)
             for c in s.record["claims"]:
                 claims.append({
                     "id": c["id"],
@@ -150,7 +156,7 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
                 })
         records[name] = {
             "mode": "book",
-            "seeds": list(range(seeds)),
+            "seeds": sorted(every),
             "inputs": _inputs(chapter_states),
             "claims": claims,
         }
