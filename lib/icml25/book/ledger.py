@@ -105,8 +105,8 @@ class Row:
         if not wanted:
             return "the estimate sits on the threshold: no number of seeds decides it"
         if wanted > 1000:
-            return ("over 1,000 seeds would decide it at this effect: at this scale the "
-                    "effect is practically nil")
+            return ("the estimate sits almost on the threshold: over 1,000 seeds would "
+                    "decide it")
         cap = self.declaration.max_seeds if self.declaration else wanted
         if wanted > cap:
             return (f"about {wanted} seeds would decide it at this effect, more than the "
