@@ -136,6 +136,7 @@ fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", nco
            fontsize=8)
 book.show_figure(fig, "fig_dice")
 
+
 # %% [markdown]
 # ```{glue:figure} fig_dice
 # :alt: Three panels of mean Dice scores with bootstrap error bars, for all training data, a quarter of the data, and a shifted scanner. In each, a blue circle for the rationale model and a grey square for the U-Net, for gland, zones and lesion. In the first two panels all scores lie between about 0.95 and 1, the U-Net's slightly higher; on the shifted scanner all scores drop, the zones most, and the two models are close.
