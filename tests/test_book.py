@@ -169,7 +169,7 @@ def test_chapter_pages_show_figures_and_numbers(server):
         assert text.count("Ours, over the seeds") == page.locator(".icml25-claim").count()
         assert "This run (seed 0)" in text
         for data in ("claims.json", "claims.csv"):  # the ledger, for analysis
-            response = page.goto(f"{server}/_static/{data}")
+            response = page.request.get(f"{server}/_static/{data}")
             assert response.ok and "fidelity" in response.text()
         page.goto(f"{server}/book/intro.html", wait_until="load")  # one card per chapter
         cards = page.locator(".sd-card")

@@ -193,7 +193,8 @@ def finish() -> None:
 
 
 def summary_line(record: dict) -> str:
-    """One human line: how many claims hold (and checks pass), and how long the run took."""
+    """Two short lines: the run and how long it took; how many claims hold (and checks pass)
+    in this run (the book's verdicts pool every seed)."""
     claims = [c for c in record["claims"] if c.get("kind", "claim") == "claim"]
     checks = [c for c in record["claims"] if c.get("kind") == "check"]
     parts = []
@@ -203,6 +204,6 @@ def summary_line(record: dict) -> str:
     if checks:
         parts.append(f"{sum(c['verdict'] == 'holds' for c in checks)} of {len(checks)} checks "
                      "pass")
-    what = "; ".join(parts) if parts else "no claims checked"
-    return (f"Done ({record['mode']} mode, seed {record['seed']}): in this run {what}; "
-            f"{record['compute_s']:.0f} s of computation.")
+    what = ", ".join(parts) if parts else "no claims checked"
+    return (f"Done ({record['mode']} mode, seed {record['seed']}, "
+            f"{record['compute_s']:.0f} s of computation).\nIn this run {what}.")
