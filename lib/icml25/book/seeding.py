@@ -4,8 +4,8 @@ Every random draw of a run derives from the run seed $s$ through numpy's ``SeedS
 stream named ``name`` is ``SeedSequence(entropy=s, spawn_key=(h(name),))``, with $h$ the first
 64 bits of the name's sha256. SeedSequence hashes its entropy and spawn key together, so two
 streams share nothing unless both the run seed and the name are equal; in particular run 1's
-streams are not run 0's streams shifted by one, as ``seed + i`` offsets would make them, and a
-seed record over runs $0, \\dots, n-1$ holds $n$ independent replications.
+streams are not run 0's streams shifted by one, as an offset added to the seed would make them,
+and a seed record over runs $0, \\dots, n-1$ holds $n$ independent replications.
 """
 
 from __future__ import annotations
