@@ -3,7 +3,7 @@
 * Every kernel that nbval starts inherits the pinned CPU numerics of :mod:`icml25.book.numerics`
   (one thread, AVX2 code paths on x86), as the runner's executions do.
 * nbval's kernels listen on Unix sockets, as the runner's do
-  (:func:`icml25.book.runner.unix_socket_manager`): TCP ports picked free race with the other
+  (:func:`icml25.book.run.runner.unix_socket_manager`): TCP ports picked free race with the other
   test workers' kernels and the Dask cluster of the executor tests.
 * A claim's output is compared as what it is, not as text: its verdict exactly, its value within
   the tolerance the claim declares (:func:`icml25.book.claims.same_result`). The rendered box and
@@ -43,7 +43,7 @@ def _patch_nbval():
     IPyNbCell.compare_outputs = compare_outputs
 
     import nbval.kernel  # builds its kernels with the KernelManager name in its own namespace
-    from icml25.book.runner import unix_socket_manager
+    from icml25.book.run.runner import unix_socket_manager
 
     nbval.kernel.KernelManager = unix_socket_manager(nbval.kernel.KernelManager)
 

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from icml25.book import paths
+from icml25.common import paths
 
 pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
@@ -59,7 +59,7 @@ def test_no_repository_button_without_a_repository_and_the_py_source_is_offered(
 
 @pytest.fixture(scope="module")
 def server(build):
-    from icml25.book.printing import serve
+    from icml25.book.site.printing import serve
 
     assert build.returncode == 0, "the book did not build"
     with serve(HTML) as url:
@@ -195,7 +195,8 @@ def test_chapter_pages_show_figures_and_numbers(server):
 def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     from pypdf import PdfReader
 
-    from icml25.book import notebooks, printing
+    from icml25.book.run import notebooks
+    from icml25.book.site import printing
 
     [chapter] = notebooks.select(["11"])
     [pdf] = printing.write([chapter], html=HTML, log=lambda *_: None)

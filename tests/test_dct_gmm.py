@@ -141,7 +141,7 @@ def test_authors_code_gives_our_p_values_without_its_eigenvalue_indexed_cell_dro
     p-values up to its minimiser's tolerance (xtol 1e-5 on sigma), and to ~1e-7 once that is
     tightened to ours.
     """
-    from icml25.book import data
+    from icml25.common import data
 
     with np.load(data.path("reference/dct_gmm/authors_pvalues.npz")) as file:
         ref = {key: file[key] for key in file.files}

@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from icml25.book import executor, notebooks, paths, runner
+from icml25.book.run import executor, notebooks, runner
+from icml25.book.run.spec import RunSpec
+from icml25.common import paths
 
 from test_runner import DECLARED, GOOD
 
@@ -72,8 +74,8 @@ def test_a_worker_killed_mid_run_is_reported_and_the_committed_notebook_kept(tre
     client = distributed.Client(cluster.scheduler_address)
     try:
         results = []
-        pool_runs = runner.execute_all([(one.path / "method.py", {}),
-                                        (two.path / "method.py", {})],
+        pool_runs = runner.execute_all([RunSpec.of(one.path / "method.py"),
+                                        RunSpec.of(two.path / "method.py")],
                                        scheduler=cluster.scheduler_address, **QUIET)
         # Start the run, wait until the slow notebook is executing, then kill its worker.
         first = next(pool_runs)
@@ -109,9 +111,10 @@ def test_a_worker_with_other_sources_is_refused(tree, cluster, monkeypatch):
 
 def test_a_run_whose_inputs_differ_from_the_checkout_is_not_written(tree):
     [one, _] = tree
-    outcome = runner.run_notebook(str(one.path / "method.py"), {})
+    spec = RunSpec.of(one.path / "method.py")
+    outcome = runner.run_notebook(spec)
     (one.path / "method.py").write_text(GOOD.replace("A tiny chapter", "Edited meanwhile"))
-    result = runner.deliver(one.path / "method.py", {}, outcome)
+    result = runner.deliver(spec, outcome)
     assert not result.ok and "than this checkout's" in result.error
     assert not (one.path / "method.ipynb").exists()
 

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from icml25 import book
-from icml25.book import claims, data, params, paths, staleness
+from icml25.book import claims
+from icml25.common import data, paths
+from icml25.book import params
+from icml25.book.run import staleness
 from icml25.book.tables import markdown_table
 
 CELL = '''mode = "book"  # choices: quick, book, paper
@@ -150,7 +153,7 @@ threshold_from = "the bound at the run's n"
 def declared(tmp_path, monkeypatch):
     (tmp_path / "claims.toml").write_text(DECLARED)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(claims.SOURCE_ENV, raising=False)
+    monkeypatch.delenv(params.SOURCE_ENV, raising=False)
     return tmp_path
 
 
@@ -166,10 +169,10 @@ def test_claims_report_a_declared_measurement_and_compute_its_verdict(declared, 
     assert out.splitlines()[0] == ("[rho] HOLDS (seed 0): rho >= 0.9 | ours: 0.912 (threshold "
                                    "≥ 0.9) | paper: 0.90")
     assert "[slope] DOES NOT HOLD (seed 0): slope <= 1.3 | ours: 1.51 (threshold ≤ 1.3)" in out
-    verdicts = {r.id: r.verdict for r in claims.recorded()}
+    verdicts = {r.id: r.verdict for r in book.current().claims.values()}
     assert verdicts == {"rho": "holds", "slope": "does not hold", "gap": "inconclusive",
                         "both": "holds", "band": "holds", "bound": "holds"}
-    recorded = {r.id: r for r in claims.recorded()}
+    recorded = {r.id: r for r in book.current().claims.values()}
     assert recorded["rho"].measured == "0.912"
     assert recorded["gap"].ours() == "0.02 [-0.01, 0.05]"
     assert recorded["both"].kind == "check" and recorded["both"].measured == "yes"
@@ -383,7 +386,7 @@ def test_a_glued_figure_is_closed_and_a_shown_one_too():
     plt.close("all")
 
 
-# --- the training commands' shared parts (icml25.book.training) and the bootstrap ---------
+# --- the training commands' shared parts (icml25.common.checkpoints) and the bootstrap ---------
 
 
 def _square(x):  # module level: spawned workers unpickle it by name
@@ -391,7 +394,7 @@ def _square(x):  # module level: spawned workers unpickle it by name
 
 
 def test_map_seeds_same_in_workers_as_inline():
-    from icml25.book.training import map_seeds
+    from icml25.common.checkpoints import map_seeds
 
     assert map_seeds(_square, range(4)) == [0, 1, 4, 9]
     assert map_seeds(_square, range(4), jobs=2) == [0, 1, 4, 9]
@@ -400,7 +403,7 @@ def test_map_seeds_same_in_workers_as_inline():
 
 
 def test_train_command_calls_save_with_the_seeds(tmp_path, capsys):
-    from icml25.book.training import train_command
+    from icml25.common.checkpoints import train_command
 
     calls = []
     out = tmp_path / "sub" / "models.pt"
@@ -417,7 +420,7 @@ def test_train_command_calls_save_with_the_seeds(tmp_path, capsys):
 
 
 def test_bootstrap_ci_brackets_the_mean_and_rejects_bad_input():
-    from icml25.book.bootstrap import bootstrap_ci
+    from icml25.common.stats import bootstrap_ci
 
     v = np.random.default_rng(0).normal(1.0, 1.0, 400)
     mean, (lo, hi) = bootstrap_ci(v, n_boot=2000, seed=1)

@@ -10,8 +10,10 @@ import re
 import nbformat
 import pytest
 
-from icml25.book import ledger, notebooks, paths, robustness, runner
-from icml25.book.staleness import state
+from icml25.book.site import ledger
+from icml25.book.run import notebooks, robustness, runner
+from icml25.common import paths
+from icml25.book.run.staleness import state
 
 SOURCES = [py for chapter in notebooks.chapters() for py in chapter.notebooks]
 IDS = [paths.relative(py) for py in SOURCES]
@@ -70,7 +72,7 @@ def test_every_claim_cell_is_compared_by_the_tests(py):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
 def test_every_failed_claim_gives_a_reason(chapter):
-    from icml25.book import ledger
+    from icml25.book.site import ledger
 
     for row in ledger.rows(chapter):
         if row.verdict == "does not hold" or row.published.verdict == "does not hold":
@@ -112,7 +114,7 @@ def test_claims_ledger_is_generated_from_the_notebooks():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
 def test_front_page_card_has_its_question_finding_and_prerequisites(chapter):
-    from icml25.book import landing
+    from icml25.book.site import landing
 
     assert not landing.problems(chapter)
     assert landing.fields(chapter)["question"].endswith("?"), "the card's question asks nothing"

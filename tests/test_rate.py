@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml25 import minilm, rate
-from icml25.book import data
+from icml25.common import data
 
 POOL = rate.make_pool(60, seed=7)
 TABLE = rate.lexicon_reward(POOL.texts)

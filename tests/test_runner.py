@@ -7,7 +7,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from icml25.book import notebooks, paths, runner
+from icml25.book.run import notebooks, runner
+from icml25.common import paths
 
 GOOD = '''# %% [markdown]
 # # A tiny chapter
@@ -149,8 +150,9 @@ def test_an_explicit_book_mode_still_publishes_without_an_injected_cell(tree):
 
 
 def test_seed_record_holds_independent_seeds_pooled_by_the_ledger(tree):
-    from icml25.book import ledger, robustness
-    from icml25.book.staleness import state
+    from icml25.book.site import ledger
+    from icml25.book.run import robustness
+    from icml25.book.run.staleness import state
 
     [chapter] = notebooks.chapters(tree / "chapters")
     source = chapter.path / "method.py"

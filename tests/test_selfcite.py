@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml25 import selfcite as sc
-from icml25.book import data
+from icml25.common import data
 
 
 def test_reward_signs_on_constructed_cases():

@@ -231,7 +231,7 @@ def authors():
     """Reference values of the authors' code and the 12 digit pairs they were computed on."""
     from sklearn.datasets import load_digits
 
-    from icml25.book import data
+    from icml25.common import data
 
     with np.load(data.path(AUTHORS)) as file:
         ref = {key: file[key] for key in file.files}

@@ -5,7 +5,9 @@ import re
 import nbformat
 import pytest
 
-from icml25.book import notebooks, paths, student
+from icml25.book.run import notebooks
+from icml25.common import paths
+from icml25.book.site import student
 
 SOURCES = [py for chapter in notebooks.chapters() for py in chapter.notebooks]
 IDS = [paths.relative(py) for py in SOURCES]

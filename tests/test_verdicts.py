@@ -5,10 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from icml25.book import declarations, ledger, notebooks, paths, pooling, robustness
+from icml25.book import declarations, pooling
+from icml25.book.site import ledger
+from icml25.book.run import notebooks, robustness
+from icml25.common import paths
 from icml25.book.claims import verdict as point_verdict
-from icml25.book.seeding import stream, stream_int
-from icml25.book.staleness import state
+from icml25.common.streams import stream, stream_int
+from icml25.book.run.staleness import state
 
 CHAPTERS = notebooks.chapters()
 

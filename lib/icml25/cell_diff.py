@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .book.bootstrap import bootstrap_ci
-from .book.training import map_seeds, train_command
+from icml25.common.stats import bootstrap_ci
+from icml25.common.checkpoints import map_seeds, train_command
 
 __all__ = [
     "AMINO", "COMPARTMENTS", "MOTIFS", "Cells", "make_cells", "motif_hits",
@@ -587,7 +587,7 @@ def save_checkpoint(path, seeds=range(1), config: dict = TRAINING, jobs: int = 1
 def load_models(seed: int) -> tuple[dict, dict]:
     """The committed models of ``seed``: ``{name: (model, record)}`` and the config."""
     torch = _torch()
-    from .book import data as book_data
+    from icml25.common import data as book_data
 
     state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
     if seed not in state["seeds"]:

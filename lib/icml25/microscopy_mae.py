@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .book.seeding import stream, stream_int
-from .book.training import map_seeds, train_command
+from icml25.common.streams import stream, stream_int
+from icml25.common.checkpoints import map_seeds, train_command
 
 #: The stained compartments, one image channel each.
 CHANNELS = ("nucleus", "cytoplasm", "membrane", "organelles")
@@ -1021,7 +1021,7 @@ def load_models(seed: int, name: str = "models.pt"):
     ``models[name] = (MAE, record)`` for ``uncurated`` and ``curated_<width>``, and
     ``info`` holding the curation p-values and the training config."""
     torch = _torch()
-    from icml25.book import data
+    from icml25.common import data
 
     blob = torch.load(data.path(f"microscopy_mae/{name}"), weights_only=False)
     seeds = sorted(blob["seeds"])

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 from scipy.linalg import subspace_angles
 
-from icml25.book.seeding import stream
+from icml25.common.streams import stream
 
 __all__ = [
     "BudgetExhausted",
@@ -697,7 +697,7 @@ def benchmark(functions, dims, seeds, budgets, *, methods=METHODS, active_dim: i
     r"""Every method on every problem ``make_problem(name, d, seed=...)``, for each seed.
 
     Seeds: each seed $s$ (a non-negative int, e.g. a run's replication seed) gives, per
-    function and $d$, two independent named streams (:func:`icml25.book.seeding.stream`):
+    function and $d$, two independent named streams (:func:`icml25.common.streams.stream`):
     ``"problem {name} d={d}"`` draws the problem, ``"search {name} d={d}"`` the methods'
     randomness. ``assumed_dim`` (default ``active_dim``) is the $m$ given to the learned
     methods, to study a wrong guess.

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from .book.bootstrap import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
-from .book.training import map_seeds, train_command
+from icml25.common.stats import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
+from icml25.common.checkpoints import map_seeds, train_command
 
 # ----------------------------------------------------------------------------------------------
 # Concepts
@@ -802,7 +802,7 @@ def embed_concepts(path) -> None:
 def load_concept_embeddings() -> np.ndarray:
     """The committed MiniLM embeddings of :data:`TEXTS` (checked against the phrases)."""
     from . import minilm
-    from .book import data as book_data
+    from icml25.common import data as book_data
 
     with np.load(book_data.path(EMBEDDINGS)) as z:
         if str(z["digest"]) != minilm.texts_digest(TEXTS):
@@ -882,7 +882,7 @@ def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1
 def load_models(seed: int, text=None) -> tuple[dict, dict]:
     """The committed models of ``seed`` (``{name: (model, record)}``) and the training config."""
     torch = _torch()
-    from .book import data as book_data
+    from icml25.common import data as book_data
 
     state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
     if seed not in state["seeds"]:

@@ -73,7 +73,7 @@ from sklearn.preprocessing import StandardScaler
 from torch import nn
 
 from . import minilm
-from .book.seeding import stream, stream_int
+from icml25.common.streams import stream, stream_int
 
 # --------------------------------------------------------------------------------------------
 # The probing data sets of the package ``sae-probes``
@@ -277,7 +277,7 @@ class ProbingData:
 def load(file=None) -> ProbingData:
     """The committed activations (``data/sae_probing/activations.npz``, checked by the registry)."""
     if file is None:
-        from .book import data
+        from icml25.common import data
 
         file = data.path(ACTIVATIONS)
     with np.load(file, allow_pickle=False) as z:

@@ -526,7 +526,7 @@ def load_cache(path=None) -> dict:
     """The committed score cache: ``logp`` (items, 2**n), ``tokens`` (items, n),
     ``digest`` and the ``items`` it was scored on (regenerated from the seed)."""
     if path is None:
-        from .book import data
+        from icml25.common import data
 
         path = data.path(CACHE)
     with np.load(path) as f:

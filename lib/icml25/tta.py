@@ -72,7 +72,7 @@ import torch.nn.functional as F
 from scipy import fft, ndimage
 from torch import nn
 
-from .book.seeding import stream as seed_stream
+from icml25.common.streams import stream as seed_stream
 
 # --------------------------------------------------------------------------------------------
 # Data: digits at 16x16 and a CIFAR-10-C-like corruption suite

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.book.seeding import stream
+from icml25.common.streams import stream
 
 __all__ = [
     "METHODS",
@@ -532,7 +532,7 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
 
     The parties' scores depend on the data only, so they are computed once per method; each of
     the ``reps`` repetitions then draws one coreset per size, from the stream of ``seed`` named
-    by the method, the size and the repetition (:func:`icml25.book.seeding.stream`), and fits
+    by the method, the size and the repetition (:func:`icml25.common.streams.stream`), and fits
     it with scikit-learn. A method's draws do not depend on the other methods listed, and
     calls with the same ``seed`` at other $\lambda$ use the same streams. Returns a dict with ``gaps`` of
     shape (methods, sizes, reps), ``beta_star`` (the full-data fit), ``floats`` (floats sent

@@ -26,25 +26,28 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
-from . import claims as _claims
-from . import data, measure
-from .claims import claim
-from .params import MODES, ParameterError
-from .plotting import PALETTE, figure, use_style
-from .provenance import collect
-from .seeding import seed_everything, stream, stream_int
+from icml25.book import claims as _claims
+from icml25.book import measure
+from icml25.book.claims import Claim
+from icml25.book.params import MODES, RECORD_ENV, ParameterError, check_mode, check_seed
+from icml25.book.plotting import PALETTE, figure, use_style
+from icml25.book.provenance import collect
+from icml25.common import data
+from icml25.common.streams import seed_everything, stream, stream_int
 
 __all__ = [
     "MODES",
     "PALETTE",
     "ParameterError",
+    "RECORD_ENV",
     "Run",
     "claim",
+    "current",
     "data",
     "figure",
     "finish",
@@ -55,10 +58,6 @@ __all__ = [
     "show_figure",
     "use_style",
 ]
-
-#: Environment variable through which the runner asks :func:`finish` for the run's record.
-RECORD_ENV = "ICML25_RECORD"
-
 
 @dataclass(frozen=True)
 class Run:
@@ -74,6 +73,10 @@ class Run:
     seed: int
     size: SimpleNamespace
     started: float
+    #: The claims reported so far, by id, in the order first reported (:func:`claim`).
+    claims: dict[str, Claim] = field(default_factory=dict)
+    #: The declarations the claims read: provenance key → digest of the fields a run uses.
+    declared: dict[str, str] = field(default_factory=dict)
 
     def rng(self, name: str) -> np.random.Generator:
         """The generator of the stream ``name`` of this run (the same on every call)."""
@@ -84,7 +87,15 @@ class Run:
         return stream_int(self.seed, name)
 
 
+#: The run in progress: the one place where a kernel keeps run state (:func:`setup` resets it).
 _CURRENT: Run | None = None
+
+
+def current() -> Run:
+    """The run in progress; :func:`setup` starts one."""
+    if _CURRENT is None:
+        raise RuntimeError("call book.setup(mode=..., seed=..., sizes=...) first")
+    return _CURRENT
 
 
 def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> Run:
@@ -103,34 +114,55 @@ def setup(*, mode: str, seed: int, sizes: dict[str, dict], threads: int = 1) -> 
         Threads for BLAS and torch (fixed for reproducible digits).
     """
     global _CURRENT
-    if mode not in MODES:
-        raise ParameterError(f"parameter 'mode' must be one of {', '.join(MODES)}; got {mode!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"parameter 'seed' must be a non-negative integer; got {seed!r}")
+    mode, seed = check_mode(mode), check_seed(seed)
     missing = [m for m in MODES if m not in sizes]
     if missing:
         raise ValueError(f"sizes must define every mode; missing: {', '.join(missing)}")
     names = {m: set(sizes[m]) for m in MODES}
     if len({frozenset(v) for v in names.values()}) != 1:
         raise ValueError(f"sizes must use the same names in every mode; got {names}")
-    _claims.reset()
-    _claims.CURRENT_SEED = int(seed)
-    seed_everything(int(seed), threads)
+    data.forget()  # the inputs a run loaded are this run's
+    seed_everything(seed, threads)
     use_style()
-    _CURRENT = Run(mode, int(seed), SimpleNamespace(**sizes[mode]), time.perf_counter())
+    _CURRENT = Run(mode, seed, SimpleNamespace(**sizes[mode]), time.perf_counter())
     return _CURRENT
 
 
-def glue(name: str, value, *, markdown: bool = False) -> None:
-    """Store a computed value for the prose: ``{glue:text}`name:.3f``` in a Markdown cell.
+def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: str = "",
+          threshold=None, digits: int = 3) -> None:
+    """Report the measurement of one claim declared in the chapter's ``claims.toml``; display
+    this run's verdict box. Returns nothing, so that a claim as the last line of a cell adds no
+    second output. The arguments are :func:`icml25.book.claims.evaluate`'s."""
+    run = current()
+    record, read = _claims.evaluate(id, value, seed=run.seed, interval=interval, shown=shown,
+                                    note=note, threshold=threshold, digits=digits)
+    run.claims[id] = record
+    run.declared.update(read)
+    _claims.display(record)
 
-    myst-nb's ``glue`` without display; numpy scalars become Python numbers first, so that the
-    format spec in the Markdown applies (``np.float64(0.9)`` would not format). With
-    ``markdown=True`` a string is glued as MyST Markdown, for the ``{glue:md}`` directive.
-    A matplotlib figure is closed once glued, so that it appears only where a
-    ``{glue:figure}`` places it (e.g. inside a solution's dropdown); :func:`show_figure`
-    also shows it under its cell.
+
+def glue(*name_value, markdown: bool = False, **values) -> None:
+    """Store computed values for the prose: ``{glue:text}`name:.3f``` in a Markdown cell.
+
+    ``glue(n=size.n, rho=rho)`` glues each value under its keyword; ``glue("name", value)``
+    glues one under a name that is not an identifier. This is myst-nb's ``glue`` without
+    display; numpy scalars become Python numbers first, so that the format spec in the Markdown
+    applies (``np.float64(0.9)`` would not format). With ``markdown=True`` strings are glued as
+    MyST Markdown, for the ``{glue:md}`` directive. A matplotlib figure is closed once glued, so
+    that it appears only where a ``{glue:figure}`` places it (e.g. inside a solution's
+    dropdown); :func:`show_figure` also shows it under its cell.
     """
+    if name_value:
+        if len(name_value) != 2 or not isinstance(name_value[0], str):
+            raise TypeError("glue takes (name, value) or name=value keywords")
+        values = {name_value[0]: name_value[1], **values}
+    if not values:
+        raise TypeError("glue needs at least one value")
+    for name, value in values.items():
+        _glue_one(name, value, markdown)
+
+
+def _glue_one(name: str, value, markdown: bool) -> None:
     from myst_nb import glue as myst_glue
 
     if isinstance(value, np.generic):
@@ -176,14 +208,14 @@ def finish() -> None:
     record (inputs loaded by sha256, versions, platform, duration, claims) is written there; the
     runner stores it in the executed notebook's metadata, never in its visible output.
     """
-    if _CURRENT is None:
-        raise RuntimeError("book.finish() called before book.setup()")
-    run = _CURRENT
+    run = current()
     record = collect(
         mode=run.mode,
         seed=run.seed,
         parameters={"mode": run.mode, "seed": run.seed},
         duration_s=time.perf_counter() - run.started,
+        claims=list(run.claims.values()),
+        declared=run.declared,
     )
     target = os.environ.get(RECORD_ENV)
     if target:

@@ -22,18 +22,19 @@ import argparse
 import os
 import sys
 
-from . import notebooks, paths, robustness
-from .claims import VERDICTS
-from .executor import WorkerMismatch
-from .params import ParameterError, parse_overrides
-from .tables import markdown_table
+from icml25.book.run import notebooks, robustness
+from icml25.common import paths
+from icml25.book.claims import VERDICTS
+from icml25.book.run.executor import WorkerMismatch
+from icml25.book.params import MODES, ParameterError, parse_overrides
+from icml25.book.tables import markdown_table
 
 #: Per-chapter budgets on a 2-core machine, read from recorded durations (see ``budgets``).
 BOOK_BUDGET_S, QUICK_BUDGET_S = 90, 20
 
 
 def cmd_status(args) -> int:
-    from .staleness import state
+    from icml25.book.run.staleness import state
 
     rows = []
     for chapter in notebooks.select(args.chapters):
@@ -60,7 +61,7 @@ def budgets() -> str:
 
     Read from what the executions recorded, never timed here: a busy machine would lie.
     """
-    from .staleness import read_record, state
+    from icml25.book.run.staleness import read_record, state
 
     def busy(records) -> bool:
         """Was any run measured while more processes wanted a core than there were cores?"""
@@ -97,7 +98,7 @@ def cmd_robustness(args) -> int:
     for the chapters whose claims are still undecided, up to each claim's ``max_seeds``, while a
     seed of the chapter costs at most ``--cheap-s`` seconds and the added runs fit in
     ``--budget-s`` seconds of execution (cheapest chapters first)."""
-    from . import ledger
+    from icml25.book.site import ledger
 
     chapters = notebooks.select(args.chapters)
     by_name = {chapter.name: chapter for chapter in chapters}
@@ -122,7 +123,7 @@ def cmd_robustness(args) -> int:
         target, plans = {}, []
         for chapter in todo:
             cost = sum(state.duration or 0 for state in robustness.published(chapter))
-            wanted = [n for _, n in robustness.undecided(chapter)]
+            wanted = [n for _, n in ledger.undecided(chapter)]
             have = len((robustness.read(chapter) or {}).get("seeds", []))
             if wanted and cost <= args.cheap_s and max(wanted) > have:
                 more = min(max(wanted), have + args.round)
@@ -142,7 +143,7 @@ def cmd_robustness(args) -> int:
 
 def cmd_claims(args) -> int:
     """Every claim of the book with its declaration, seeds and pooled verdict."""
-    from . import ledger
+    from icml25.book.site import ledger
 
     found = ledger.all_rows(notebooks.select(args.chapters))
     print(ledger.as_json(found) if args.json else ledger.as_csv(found), end="")
@@ -150,7 +151,8 @@ def cmd_claims(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from . import ledger, runner
+    from icml25.book.site import ledger
+    from icml25.book.run import runner
 
     overrides = parse_overrides(" ".join(args.param or []))
     if args.mode:
@@ -161,7 +163,7 @@ def cmd_run(args) -> int:
                          scheduler=args.scheduler)
     if results:
         print("\n" + runner.summary(results))
-    if any(r.ok and r.mode == "book" and r.output.endswith(".ipynb") for r in results):
+    if any(r.ok and r.published for r in results):
         for path in ledger.write():
             print(f"ledger updated: {paths.relative(path)}")
     failed = [r for r in results if not r.ok]
@@ -172,7 +174,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_ledger(args) -> int:
-    from . import ledger
+    from icml25.book.site import ledger
 
     if args.check:
         outdated = ledger.outdated()
@@ -193,7 +195,7 @@ def cmd_clean(args) -> int:
 
 
 def cmd_data(args) -> int:
-    from . import data
+    from icml25.common import data
 
     problems = data.check()
     for problem in problems:
@@ -203,7 +205,7 @@ def cmd_data(args) -> int:
 
 
 def cmd_student(args) -> int:
-    from . import student
+    from icml25.book.site import student
 
     written = student.write(notebooks.select(args.chapters))
     for path in written:
@@ -212,7 +214,7 @@ def cmd_student(args) -> int:
 
 
 def cmd_pdf(args) -> int:
-    from . import printing
+    from icml25.book.site import printing
 
     printing.write(notebooks.select(args.chapters))
     return 0
@@ -221,7 +223,7 @@ def cmd_pdf(args) -> int:
 def cmd_fingerprint(args) -> int:
     import json
 
-    from .executor import digest, fingerprint
+    from icml25.book.run.executor import digest, fingerprint
 
     print_ = fingerprint()
     print(json.dumps({"digest": digest(print_), **print_}, indent=1))
@@ -245,7 +247,7 @@ def parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="execute chapters with papermill")
     run.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
-    run.add_argument("--mode", choices=["quick", "book", "paper"], help="default: book")
+    run.add_argument("--mode", choices=MODES, help="default: book")
     run.add_argument("-p", "--param", action="append",
                      help='parameter overrides, e.g. -p "seed=3" (written under _build/runs/)')
     run.add_argument("--stale", action="store_true", help="only notebooks that are stale")

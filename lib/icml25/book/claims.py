@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml25.book.params import SOURCE_ENV
+
 #: MIME type of the structured claim record inside a claim cell's output.
 MIME = "application/vnd.icml25.claim+json"
 #: Closes a verdict box, so that the page builder can find the box and show the pooled verdict.
@@ -55,15 +57,9 @@ KINDS = ("claim", "check")
 #: from trained models declare wider tolerances and say why.
 DEFAULT_RTOL = 1e-4
 
-#: Set by the runner for the kernel: the notebook source being executed, relative to the root.
-SOURCE_ENV = "ICML25_SOURCE"
-#: The chapter's seed record (see :mod:`icml25.book.robustness`); read when the pages are built.
+#: The chapter's seed record (see :mod:`icml25.book.run.robustness`); read when the pages are built.
 SEEDS_FILE = "_robustness.json"
 
-_RECORDED: dict[str, Claim] = {}
-#: The seed of the run in progress (set by ``book.setup``).
-CURRENT_SEED: int | None = None
-_DECLARED: dict[str, str] = {}  # provenance key → digest of the declarations this run read
 
 
 @dataclass(frozen=True)
@@ -233,9 +229,11 @@ def verdict(value, op: str, threshold, interval: tuple | None = None) -> str:
     return "holds" if ok else "does not hold"
 
 
-def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: str = "",
-          threshold=None, digits: int = 3) -> None:
-    """Report the measurement of one declared claim; display this run's verdict box.
+def evaluate(id: str, value, *, seed: int | None, interval: tuple | None = None, shown=None,
+             note: str = "", threshold=None, digits: int = 3) -> tuple[Claim, dict[str, str]]:
+    """The record of one declared claim's measurement, with this run's verdict, and the
+    declarations it read (provenance key → digest); :func:`icml25.book.claim` keeps both in the
+    run and displays the box.
 
     What the claim says (statement, comparison, threshold, tolerance, fidelity, ...) is declared
     in the chapter's ``claims.toml`` (:mod:`icml25.book.declarations`); the notebook reports only
@@ -265,9 +263,9 @@ def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: st
     digits : int
         Significant digits printed.
     """
-    from . import declarations
+    from icml25.book import declarations
 
-    declared = _declaration(id)
+    declared, read = _declaration(id)
     if declared.computed:
         if threshold is None:
             raise ValueError(f"claim {id!r} declares a computed threshold "
@@ -309,17 +307,16 @@ def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: st
         timed=declared.timed,
         note=note,
         fidelity=declared.fidelity,
-        seed=CURRENT_SEED,
+        seed=seed,
     )
-    _RECORDED[id] = record
-    _display(record)
+    return record, read
 
 
 def _chapter() -> tuple[Path, str | None]:
     """The chapter folder and notebook stem of this run: from the runner, else the cwd."""
-    source = os.environ.get(SOURCE_ENV)
+    source = os.environ.get(SOURCE_ENV)  # set by the runner
     if source:
-        from . import paths
+        from icml25.common import paths
 
         py = paths.ROOT / source
         return py.parent, py.stem
@@ -327,7 +324,7 @@ def _chapter() -> tuple[Path, str | None]:
 
 
 def _declaration(claim_id: str):
-    from . import declarations
+    from icml25.book import declarations
 
     folder, notebook = _chapter()
     declared = declarations.load(folder)
@@ -339,21 +336,17 @@ def _declaration(claim_id: str):
             f"claim {claim_id!r} is not declared in {folder.name}/{declarations.FILE} "
             f"(declared: {', '.join(declared)})")
     found = declared[claim_id]
+    read = {}
     if notebook is not None:
         if found.notebook != notebook:
             raise declarations.DeclarationError(
                 f"claim {claim_id!r} is declared for {found.notebook}, reported by {notebook}")
-        _DECLARED[declarations.input_key(folder, notebook)] = declarations.run_digest(
+        read[declarations.input_key(folder, notebook)] = declarations.run_digest(
             folder, notebook)
-    return found
+    return found, read
 
 
-def declared_inputs() -> dict[str, str]:
-    """The declarations this run read, as provenance inputs (key → digest of the run fields)."""
-    return dict(_DECLARED)
-
-
-def _display(record: Claim) -> None:
+def display(record: Claim) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
@@ -409,12 +402,3 @@ def compare_outputs(rerun_outputs: list, published_outputs: list) -> list[str]:
         return [f"claims {ids} made, {published_ids} published"]
     return [p for old, new in zip(published, rerun) if (p := same_result(old, new))]
 
-
-def recorded() -> list[Claim]:
-    """Claims recorded so far in this process, in the order they were first made."""
-    return list(_RECORDED.values())
-
-
-def reset() -> None:
-    _RECORDED.clear()
-    _DECLARED.clear()

@@ -39,7 +39,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from icml25.common import paths
 
 FILE = "claims.toml"
 FIDELITY = ("paper", "weaker", "stricter", "variant", "proxy", "exploratory")

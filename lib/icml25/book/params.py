@@ -18,6 +18,16 @@ from typing import Any
 
 #: The three execution modes, cheapest first (see the book's introduction).
 MODES = ("quick", "book", "paper")
+#: The mode of the publication run (with no other override, its notebook is the committed one).
+PUBLISHED_MODE = "book"
+
+# What the runner and the kernel (two processes) tell each other, and the cluster's address:
+#: The runner asks the kernel's ``book.finish()`` to write the run's record to this file.
+RECORD_ENV = "ICML25_RECORD"
+#: The notebook source the kernel is running (relative path): its claims' declarations.
+SOURCE_ENV = "ICML25_SOURCE"
+#: A Dask scheduler address for ``run``, ``book`` and ``robustness`` (:mod:`.run.executor`).
+SCHEDULER_ENV = "ICML25_SCHEDULER"
 
 
 class ParameterError(ValueError):
@@ -63,6 +73,22 @@ class Parameter:
 
 
 _CHOICES = re.compile(r"#\s*choices:\s*(.+)$")
+
+
+def check_mode(mode) -> str:
+    """``mode`` if it is one of :data:`MODES`; else :class:`ParameterError` naming the choices."""
+    if mode not in MODES:
+        raise ParameterError(f"parameter 'mode' must be one of {', '.join(MODES)}; got {mode!r}")
+    return mode
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an ``int`` if it is a non-negative integer; else :class:`ParameterError`."""
+    import numbers
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ParameterError(f"parameter 'seed' must be a non-negative integer; got {seed!r}")
+    return int(seed)
 
 
 def parse_parameters_cell(source: str) -> dict[str, Parameter]:
@@ -126,4 +152,6 @@ def validate_overrides(
                 f"choices: {', '.join(params) or '(none)'}"
             )
         checked[name] = params[name].check(value, where)
+    if "seed" in checked:
+        checked["seed"] = check_seed(checked["seed"])
     return checked

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .claims import format_measured
-from .claims import verdict as point_verdict
+from icml25.book.claims import format_measured
+from icml25.book.claims import verdict as point_verdict
 
 Z95 = 1.959963984540054
 

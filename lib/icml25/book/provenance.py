@@ -2,7 +2,7 @@
 
 The kernel side collects the record at the end of a notebook (:func:`collect`); the runner adds
 the sha256 of the ``.py`` source and stores everything in the executed notebook's metadata under
-``icml25``.  :mod:`icml25.book.staleness` compares that record with the working tree.
+``icml25``.  :mod:`icml25.book.run.staleness` compares that record with the working tree.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from . import claims, data, numerics, paths
-from .hashing import sha256_file
+from icml25.book import numerics
+from icml25.common import data, paths
+from icml25.common.hashing import sha256_file
 
 #: Distributions whose versions are recorded when the run imported them (module → distribution).
 TRACKED = {
@@ -55,11 +56,13 @@ def versions() -> dict[str, str]:
     return found
 
 
-def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dict:
-    """The record of this run (everything but the source hash, which the runner adds)."""
+def collect(*, mode: str, seed: int, parameters: dict, duration_s: float,
+            claims: list, declared: dict[str, str]) -> dict:
+    """The record of this run (everything but the source hash, which the runner adds): the
+    modules and data it loaded, the declarations its ``claims`` read (``declared``)."""
     inputs = loaded_modules()
     inputs.update(data.loaded())
-    inputs.update(claims.declared_inputs())
+    inputs.update(declared)
     return {
         "mode": mode,
         "seed": seed,
@@ -68,5 +71,5 @@ def collect(*, mode: str, seed: int, parameters: dict, duration_s: float) -> dic
         "versions": versions(),
         "platform": numerics.describe(),
         "inputs": dict(sorted(inputs.items())),
-        "claims": [c.as_dict() for c in claims.recorded()],
+        "claims": [c.as_dict() for c in claims],
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..book.training import map_seeds, train_command
+from icml25.common.checkpoints import map_seeds, train_command
 from .data import _rng, make_videos
 from .model import Animator, PoseDetector, train_animator, train_pose_detector
 
@@ -81,7 +81,7 @@ def _load_state(model, state):
 def load_models(seed: int) -> tuple[dict, object, dict]:
     """The committed animators of ``seed`` (``{"plain"|"bidirectional": (model, record)}``),
     the evaluation detector ``(model, record)`` and the training config."""
-    from ..book import data as book_data
+    from icml25.common import data as book_data
 
     state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
     if seed not in state["seeds"]:

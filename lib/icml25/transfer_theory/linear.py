@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..book.seeding import stream
+from icml25.common.streams import stream
 from ._common import LEARNERS, _angles, _array, _int
 from .closed_forms import _balanced_norm
 
@@ -415,7 +415,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
         The grid: :math:`\gamma>0`, :math:`\theta\in[0,\pi]`, :math:`\sigma\ge0`.
     seeds, seed : int
         Repetitions and the seed of all draws: named streams of ``seed``
-        (:func:`icml25.book.seeding.stream`) for the tasks, the pretraining start and each
+        (:func:`icml25.common.streams.stream`) for the tasks, the pretraining start and each
         :math:`\gamma`'s design, noise and scratch start.
     depth, lam, init_scale, step, max_steps, tol
         Network depth :math:`L`, ridge :math:`\lambda` of linear transfer, norm of the random

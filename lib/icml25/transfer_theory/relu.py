@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..book.seeding import stream
+from icml25.common.streams import stream
 from ._common import LEARNERS, _array, _int, _integers
 
 __all__ = [

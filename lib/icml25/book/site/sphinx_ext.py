@@ -6,8 +6,8 @@
 * "edit this page" opens a notebook's py:percent source.
 * The ``.py`` source of every chapter notebook is published beside its page and offered in the
   download menu, next to the executed ``.ipynb``, with the notebook's student edition (its
-  solutions replaced by empty cells, :mod:`icml25.book.student`) and the chapter's PDF
-  (:mod:`icml25.book.printing`).
+  solutions replaced by empty cells, :mod:`icml25.book.site.student`) and the chapter's PDF
+  (:mod:`icml25.book.site.printing`).
 * A chapter page's verdict boxes show the verdict pooled over the seeds (:mod:`.ledger`), not
   the verdict of the one run (seed 0) that the executed notebook holds: the pooling happens
   when the pages are built, so the seed record is never an input of the notebook it came from.
@@ -31,7 +31,8 @@ _BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/i
 
 @cache
 def _chapter_rows(chapter: str) -> dict:
-    from . import ledger, notebooks
+    from icml25.book.site import ledger
+    from icml25.book.run import notebooks
 
     found = [c for c in notebooks.chapters() if c.name == chapter]
     return {row.id: row for row in ledger.rows(found[0])} if found else {}
@@ -126,7 +127,7 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
     if pagename.startswith("chapters/"):
         import nbformat
 
-        from .student import edition
+        from icml25.book.site.student import edition
 
         student = Path(app.outdir) / "_student" / f"{pagename}.ipynb"
         student.parent.mkdir(parents=True, exist_ok=True)

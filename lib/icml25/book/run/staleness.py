@@ -7,8 +7,10 @@ from pathlib import Path
 
 import nbformat
 
-from . import declarations, paths
-from .hashing import sha256_file
+from icml25.book import declarations
+from icml25.book.run.spec import publishes
+from icml25.common import paths
+from icml25.common.hashing import sha256_file
 
 
 @dataclass
@@ -59,7 +61,7 @@ def state(py: Path) -> State:
     if not record:
         return State(py, True, ["no provenance record"])
     reasons = []
-    if record.get("mode") != "book" or record.get("overrides"):
+    if not publishes(record.get("mode"), record.get("overrides") or {}):
         reasons.append(f"executed in {record.get('mode')} mode with {record.get('overrides')}")
     if record.get("source_sha256") != sha256_file(py):
         reasons.append(f"source changed: {py.name}")

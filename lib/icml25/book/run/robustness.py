@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import notebooks, paths
-from .claims import SEEDS_FILE
-from .staleness import input_digest, read_record, state
+from icml25.book.run import notebooks
+from icml25.common import paths
+from icml25.book.claims import SEEDS_FILE
+from icml25.book.run.staleness import input_digest, state
 
 RECORD = SEEDS_FILE
 MACHINERY = "lib/icml25/book/"
@@ -109,7 +110,8 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
         When a seeded execution fails, after the others ran; the error names the notebook and
         cell, and the records of the chapters that did not fail are attached as ``.records``.
     """
-    from .runner import execute_all
+    from icml25.book.run.runner import execute_all
+    from icml25.book.run.spec import RunSpec
 
     if seeds < 2:
         raise ValueError(f"seed robustness needs at least 2 seeds; got {seeds}")
@@ -129,13 +131,14 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
                             if int(k) != 0 and v is not None:
                                 by_seed.setdefault(int(k), {})[c["id"]] = v
             runs[(chapter.name, s.source.name)] = by_seed
-            todo += [(s.source, {"seed": k}) for k in range(1, seeds) if k not in by_seed]
+            todo += [RunSpec.of(s.source, {"seed": k}) for k in range(1, seeds)
+                     if k not in by_seed]
     failed = {}
     for result in execute_all(todo, jobs=jobs, scheduler=scheduler, progress=False, log=log):
         if not result.ok:
             failed[result.chapter] = result.error
             continue
-        record = read_record(paths.ROOT / result.output)
+        record = result.record
         runs[(result.chapter, result.notebook)][record["seed"]] = _claims_of(record)
     records = {}
     for name, chapter_states in states.items():
@@ -165,21 +168,6 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
         error.records = records
         raise error
     return records
-
-
-def undecided(chapter: notebooks.Chapter) -> list[tuple[str, int]]:
-    """The chapter's claims still inconclusive after pooling that more seeds may decide:
-    ``[(id, seeds wanted)]``, capped by each claim's declared ``max_seeds``."""
-    from . import ledger
-
-    found = []
-    for row in ledger.rows(chapter):
-        p, d = row.pooled, row.declaration
-        if p is None or d is None or p.verdict != "inconclusive" or d.deterministic:
-            continue
-        if p.n < d.max_seeds:
-            found.append((row.id, min(d.max_seeds, p.seeds_to_decide or d.max_seeds)))
-    return found
 
 
 def write(chapter: notebooks.Chapter, record: dict) -> Path:

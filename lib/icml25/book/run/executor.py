@@ -29,11 +29,11 @@ import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from importlib import metadata
 
-from . import paths
-from .hashing import sha256_file
+from icml25.book.params import SCHEDULER_ENV
+from icml25.common import paths
+from icml25.common.hashing import sha256_file
 
 #: Environment variable naming a Dask scheduler (``tcp://host:8786``); ``--scheduler`` wins.
-SCHEDULER_ENV = "ICML25_SCHEDULER"
 REQUIREMENTS = ("requirements.txt", "requirements-nodeps.txt")
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==")
 

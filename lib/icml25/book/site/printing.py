@@ -16,7 +16,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import notebooks, paths
+from icml25.book.run import notebooks
+from icml25.common import paths
 
 CHROMIUM = "/usr/bin/chromium"
 FOLDER = "_pdf"

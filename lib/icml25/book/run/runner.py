@@ -12,7 +12,7 @@
   in use"), a race that parallel runs and the test suite's Dask cluster made real.
 * ``jobs > 1`` runs notebooks in parallel processes, one kernel each (kernels are
   single-threaded, so one job per core); ``scheduler`` sends them to a Dask distributed cluster
-  instead (:mod:`icml25.book.executor`). Either way a worker only executes and returns the
+  instead (:mod:`icml25.book.run.executor`). Either way a worker only executes and returns the
   notebook; this process checks its provenance against the checkout and writes it.
 """
 
@@ -30,11 +30,13 @@ from pathlib import Path
 
 import nbformat
 
-from . import RECORD_ENV, notebooks, numerics, paths
-from .claims import SOURCE_ENV
-from .hashing import sha256_file
-from .params import validate_overrides
-from .staleness import input_digest
+from icml25.book import numerics
+from icml25.book.params import RECORD_ENV, SCHEDULER_ENV, SOURCE_ENV
+from icml25.book.run import notebooks
+from icml25.common import paths
+from icml25.common.hashing import sha256_file
+from icml25.book.run.spec import RunSpec
+from icml25.book.run.staleness import input_digest
 
 
 @dataclass
@@ -48,22 +50,15 @@ class Result:
     claims_held: int = 0
     claims_total: int = 0
     error: str = ""
+    #: The run's provenance record (what ``book.finish()`` wrote, with the runner's additions).
+    record: dict | None = None
+    #: Whether its notebook replaced the committed one (set when it is written).
+    published: bool = False
 
 
-def run_tag(mode: str, overrides: dict) -> str:
-    extra = [f"{k}={v}" for k, v in sorted(overrides.items()) if k != "mode"]
-    return ".".join([mode, *extra])
-
-
-def validate(chapters: list[notebooks.Chapter], overrides: dict) -> dict[Path, dict]:
-    """Check the overrides against every notebook first: nothing runs if one is refused."""
-    checked = {}
-    for chapter in chapters:
-        for py in chapter.notebooks:
-            checked[py] = validate_overrides(
-                overrides, notebooks.parameters(py), paths.relative(py)
-            )
-    return checked
+def specs(chapters: list[notebooks.Chapter], overrides: dict) -> list[RunSpec]:
+    """One checked :class:`RunSpec` per notebook of the chapters: nothing runs if one is refused."""
+    return [RunSpec.of(py, overrides) for chapter in chapters for py in chapter.notebooks]
 
 
 def _strip_execution_metadata(nb) -> None:
@@ -83,15 +78,6 @@ class Outcome:
     result: Result
     notebook: str | None = None  # the executed notebook (nbformat JSON), when every cell ran
     partial: str | None = None  # what a failed run had executed, for _build/runs/failed/
-
-
-def target_of(py: Path, overrides: dict) -> tuple[Path, bool]:
-    """Where an execution's notebook goes, and whether that is the committed (published) one."""
-    mode = overrides.get("mode", "book")
-    publish = mode == "book" and not {k for k in overrides if k != "mode"}
-    if publish:
-        return py.with_suffix(".ipynb"), True
-    return paths.RUNS / py.parent.name / f"{py.stem}.{run_tag(mode, overrides)}.ipynb", False
 
 
 def unix_socket_manager(base: type) -> type:
@@ -128,20 +114,17 @@ def unix_socket_manager(base: type) -> type:
     return UnixSocketKernelManager
 
 
-def run_notebook(source: str, overrides: dict, *, progress: bool = False,
-                 timeout: int = 1200) -> Outcome:
-    """Execute one notebook source in a scratch folder and return it; write nothing else.
+def run_notebook(spec: RunSpec, *, progress: bool = False, timeout: int = 1200) -> Outcome:
+    """Execute one notebook in a scratch folder and return it; write nothing else.
 
-    ``source`` is the ``.py`` path relative to the repository root (so a worker on another
-    machine resolves it in its own checkout of the same commit) or absolute. This is what a pool
-    worker runs; :func:`deliver` writes the result where it belongs, in the client's checkout.
+    The spec names the source relative to the repository root, so a worker on another machine
+    resolves it in its own checkout of the same commit. This is what a pool worker runs;
+    :func:`deliver` writes the result where it belongs, in the client's checkout.
     """
     import papermill
 
-    py = Path(source) if Path(source).is_absolute() else paths.ROOT / source
-    chapter = py.parent.name
-    mode = overrides.get("mode", "book")
-    publish = target_of(py, overrides)[1]
+    py = spec.path
+    chapter, mode = py.parent.name, spec.mode
     source_sha256 = sha256_file(py)  # what is executed, even if the file is edited meanwhile
     numerics.pin_process()  # the kernel inherits this process's environment
     load_before = os.getloadavg()[0]
@@ -163,7 +146,7 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
                 str(source_path),
                 str(out_path),
                 # The publication run injects nothing: the committed notebook is the source's code.
-                parameters=None if publish else dict(overrides),
+                parameters=spec.injected,
                 kernel_name="python3",
                 cwd=str(py.parent),
                 progress_bar=progress,
@@ -202,13 +185,13 @@ def run_notebook(source: str, overrides: dict, *, progress: bool = False,
                           "after": round(os.getloadavg()[0], 2)}
         record["source"] = paths.relative(py)
         record["source_sha256"] = source_sha256
-        record["overrides"] = {k: v for k, v in overrides.items() if k != "mode"}
+        record["overrides"] = spec.extra
         nb = nbformat.read(out_path, as_version=4)
     _strip_execution_metadata(nb)
     nb.metadata["icml25"] = record
     held = sum(c["verdict"] == "holds" for c in record["claims"])
-    return Outcome(Result(chapter, py.name, mode, True, seconds, "", held, len(record["claims"])),
-                   notebook=nbformat.writes(nb))
+    return Outcome(Result(chapter, py.name, mode, True, seconds, "", held, len(record["claims"]),
+                          record=record), notebook=nbformat.writes(nb))
 
 
 def _foreign_inputs(py: Path, record: dict) -> list[str]:
@@ -220,19 +203,17 @@ def _foreign_inputs(py: Path, record: dict) -> list[str]:
     return found
 
 
-def deliver(py: Path, overrides: dict, outcome: Outcome) -> Result:
+def deliver(spec: RunSpec, outcome: Outcome) -> Result:
     """Write an execution's notebook where it belongs, atomically; return its :class:`Result`.
 
     A run whose recorded inputs (source, modules, data) are not this checkout's is refused: its
     provenance would not describe the committed code. A failed run's partial notebook goes to
     ``_build/runs/failed/``; the committed notebook is never touched by a failure.
     """
-    result = outcome.result
-    target, _ = target_of(py, overrides)
+    result, py, target = outcome.result, spec.path, spec.target
     if not result.ok:
         if outcome.partial is not None:
-            tag = run_tag(overrides.get("mode", "book"), overrides)
-            failed = paths.RUNS / "failed" / py.parent.name / f"{py.stem}.{tag}.ipynb"
+            failed = spec.failed_target
             failed.parent.mkdir(parents=True, exist_ok=True)
             failed.write_text(outcome.partial)
             result.output = paths.relative(failed)
@@ -248,24 +229,18 @@ def deliver(py: Path, overrides: dict, outcome: Outcome) -> Result:
     partial = target.with_name(f".{target.name}.partial")
     partial.write_text(outcome.notebook)
     partial.replace(target)  # atomic: a reader never sees a half-written notebook
-    result.output = paths.relative(target)
+    result.output, result.published = paths.relative(target), spec.publishes
     return result
 
 
-def execute(py: Path, overrides: dict, *, progress: bool = True, timeout: int = 1200) -> Result:
-    """Execute one notebook source here and write its result; see the module docstring."""
-    return deliver(py, overrides, run_notebook(_task_path(py), overrides, progress=progress,
-                                               timeout=timeout))
+def execute(spec: RunSpec, *, progress: bool = True, timeout: int = 1200) -> Result:
+    """Execute one notebook here and write its result; see the module docstring."""
+    return deliver(spec, run_notebook(spec, progress=progress, timeout=timeout))
 
 
-def _task_path(py: Path) -> str:
-    """The source as a task names it: relative to the root when inside the checkout."""
-    return paths.relative(py)
-
-
-def execute_all(jobs_list, *, jobs: int = 1, scheduler: str | None = None,
+def execute_all(todo: list[RunSpec], *, jobs: int = 1, scheduler: str | None = None,
                 progress: bool = True, log=print):
-    """Execute ``[(py, overrides), ...]``; yield each :class:`Result` as it completes.
+    """Execute every :class:`RunSpec` of ``todo``; yield each :class:`Result` as it completes.
 
     One notebook at a time in this process when ``jobs == 1`` and no scheduler is named (with a
     progress bar); otherwise every execution is a task of one pool (:mod:`.executor`): ``jobs``
@@ -275,37 +250,33 @@ def execute_all(jobs_list, *, jobs: int = 1, scheduler: str | None = None,
     """
     from concurrent.futures import as_completed
 
-    from . import executor
+    from icml25.book.run import executor
 
-    total = len(jobs_list)
+    total = len(todo)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1; got {jobs}")
-    scheduler = scheduler or os.environ.get(executor.SCHEDULER_ENV) or None
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     per_chapter = {}
-    for py, _ in jobs_list:
-        per_chapter[py.parent.name] = per_chapter.get(py.parent.name, 0) + 1
+    for spec in todo:
+        per_chapter[spec.path.parent.name] = per_chapter.get(spec.path.parent.name, 0) + 1
     done_in = dict.fromkeys(per_chapter, 0)
 
-    def report(index, py, overrides, result):
-        mode = overrides.get("mode", "book")
+    def report(index, spec, result):
         status = "ok" if result.ok else "FAILED"
-        extra = ", ".join(f"{k}={v}" for k, v in overrides.items() if k != "mode")
-        name = py.parent.name
+        name = spec.path.parent.name
         done_in[name] += 1
-        log(f"[{index}/{total}] {name}/{py.name} ({mode} mode{', ' + extra if extra else ''})"
-            f": {status} in {result.seconds:.1f} s"
+        log(f"[{index}/{total}] {spec}: {status} in {result.seconds:.1f} s"
             + (f" → {result.output}" if result.ok else f"\n    {result.error}")
             + (f"  ({name}: {done_in[name]}/{per_chapter[name]} done)"
                if per_chapter[name] > 1 else ""))
         sys.stdout.flush()
 
     if (jobs == 1 or total <= 1) and not scheduler:
-        for index, (py, overrides) in enumerate(jobs_list, 1):
-            log(f"[{index}/{total}] {py.parent.name}/{py.name} "
-                f"({overrides.get('mode', 'book')} mode) …")
+        for index, spec in enumerate(todo, 1):
+            log(f"[{index}/{total}] {spec} …")
             sys.stdout.flush()
-            result = execute(py, overrides, progress=progress)
-            report(index, py, overrides, result)
+            result = execute(spec, progress=progress)
+            report(index, spec, result)
             yield result
         return
     if not total:
@@ -314,17 +285,16 @@ def execute_all(jobs_list, *, jobs: int = 1, scheduler: str | None = None,
     pool = executor.open_pool(jobs, scheduler)
     try:
         log(f"{total} notebook execution(s) on {pool.description} …")
-        futures = {pool.submit(run_notebook, _task_path(py), overrides): (py, overrides)
-                   for py, overrides in jobs_list}
+        futures = {pool.submit(run_notebook, spec): spec for spec in todo}
         for index, future in enumerate(as_completed(futures), 1):
-            py, overrides = futures[future]
+            spec = futures[future]
             try:
-                result = deliver(py, overrides, future.result())
+                result = deliver(spec, future.result())
             except Exception as exc:  # a worker that died or refused: like a failing notebook
                 what = type(exc).__name__
-                result = Result(py.parent.name, py.name, overrides.get("mode", "book"), False,
-                                0.0, error=f"{paths.relative(py)}: {what} on the worker: {exc}")
-            report(index, py, overrides, result)
+                result = Result(spec.path.parent.name, spec.path.name, spec.mode, False, 0.0,
+                                error=f"{spec.source}: {what} on the worker: {exc}")
+            report(index, spec, result)
             yield result
     finally:
         pool.close()
@@ -341,26 +311,21 @@ def run(
     log=print,
 ) -> list[Result]:
     """Execute the chosen chapters' notebooks; a failure does not stop the others."""
-    from .staleness import state
+    from icml25.book.run.staleness import state
 
-    validate(chapters, overrides)
-    todo = [
-        (py, dict(overrides))
-        for chapter in chapters
-        for py in chapter.notebooks
-        if not only_stale or state(py).stale
-    ]
+    todo = [spec for spec in specs(chapters, overrides)
+            if not only_stale or state(spec.path).stale]
     if only_stale and not todo:
         log("Nothing is stale: every committed notebook is what its sources produce.")
     results = list(execute_all(todo, jobs=jobs, scheduler=scheduler, progress=progress,
                                log=log))
-    order = {(py.parent.name, py.name): i for i, (py, _) in enumerate(todo)}
+    order = {(spec.path.parent.name, spec.path.name): i for i, spec in enumerate(todo)}
     return sorted(results, key=lambda r: order[(r.chapter, r.notebook)])
 
 
 def summary(results: list[Result]) -> str:
     """The table printed at the end of a run."""
-    from .tables import markdown_table
+    from icml25.book.tables import markdown_table
 
     rows = [
         [r.chapter, r.notebook, r.mode, "ok" if r.ok else "FAILED", f"{r.seconds:.1f}",

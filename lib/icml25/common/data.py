@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
-from .hashing import sha256_file
+from icml25.common import paths
+from icml25.common.hashing import sha256_file
 
+#: The files opened through :func:`path` (relative path → sha256). A method module loads data
+#: without knowing the run, so the log is the registry's; each run starts a fresh one.
 _LOADED: dict[str, str] = {}
 
 
@@ -84,5 +86,11 @@ def check(root: Path | None = None) -> list[str]:
 
 
 def loaded() -> dict[str, str]:
-    """Data files opened through :func:`path` in this process, with their sha256."""
+    """Data files opened through :func:`path` since :func:`forget`, with their sha256: the
+    inputs of the run's provenance."""
     return dict(_LOADED)
+
+
+def forget() -> None:
+    """Start a new log of loads (``book.setup`` does, at the start of every run)."""
+    _LOADED.clear()

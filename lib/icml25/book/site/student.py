@@ -20,7 +20,8 @@ from pathlib import Path
 
 import nbformat
 
-from . import notebooks, paths
+from icml25.book.run import notebooks
+from icml25.common import paths
 
 OUT = paths.BUILD / "student"
 TAG = "student"

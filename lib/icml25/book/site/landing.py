@@ -16,7 +16,9 @@ import math
 import re
 from pathlib import Path
 
-from . import notebooks, paths
+from icml25.book.run import notebooks
+from icml25.common import paths
+from icml25.book.site.generated import HEADER
 
 CARDS = paths.BOOK / "_static" / "cards"
 THUMB_WIDTH = 480
@@ -150,8 +152,6 @@ def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
         cards.append(text)
         if thumb is not None:
             files[CARDS / f"{chapter.name[:2]}.png"] = thumb
-    from .ledger import HEADER
-
     files[paths.BOOK / "_course.md"] = f"{HEADER}\n\n{course_table(chapters, counts)}\n"
     files[paths.BOOK / "_landing.md"] = "\n".join([
         HEADER, "", headline, "", ":::::{grid} 1 1 2 2", ":gutter: 3", "", "\n\n".join(cards), ":::::", ""])
@@ -181,7 +181,7 @@ def exercises(chapter: notebooks.Chapter) -> list[dict]:
 
 def course_table(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:
     """The course guide's table: per chapter, what it needs, how long it takes, its exercises."""
-    from .tables import markdown_table
+    from icml25.book.tables import markdown_table
 
     rows = []
     for chapter in chapters:
