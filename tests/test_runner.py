@@ -219,3 +219,36 @@ def test_kernels_listen_on_unix_sockets_in_a_folder_of_their_own(tmp_path):
     given.cleanup_resources()
     assert tmp_path.is_dir()  # a folder the caller gave is the caller's to remove
     two.cleanup_resources()
+
+
+def test_a_change_that_moves_no_value_carries_the_seed_record_over(tree):
+    from icml25.book.run import robustness
+
+    [chapter] = notebooks.chapters(tree / "chapters")
+    source = chapter.path / "method.py"
+    (chapter.path / "claims.toml").write_text(DECLARED)
+    noisy = GOOD.replace(
+        "# %%\nbook.finish()",
+        '# %% tags=["nbval-check-output"]\n'
+        'book.claim("noise", 0.3 + run.rng("noise").normal(0, 0.1))\n\n'
+        "# %%\nbook.finish()")
+    source.write_text(noisy)
+    quiet = dict(progress=False, log=lambda *_: None)
+    runner.run([chapter], {}, **quiet)
+    robustness.write(chapter, robustness.measure([chapter], 3, jobs=1, log=lambda *_: None)[
+        chapter.name])
+    # A refactor: the same draws written differently. The record goes stale ...
+    source.write_text(noisy.replace('0.3 + run.rng("noise").normal(0, 0.1)',
+                                    'run.rng("noise").normal(0, 0.1) + 0.3'))
+    runner.run([chapter], {}, **quiet)
+    assert any("input changed" in p for p in robustness.problems(chapter))
+    # ... and is carried over once its highest seed measures the same again.
+    [kept] = robustness.carry_over([chapter], jobs=1, log=lambda *_: None).values()
+    assert kept["carried"][-1]["seed"] == 2 and kept["seeds"] == [0, 1, 2]
+    robustness.write(chapter, kept)
+    assert robustness.problems(chapter) == []
+    # A change that moves the values is not carried over: its seeds must run again.
+    source.write_text(noisy.replace("0.3 +", "0.2 +"))
+    runner.run([chapter], {}, **quiet)
+    assert robustness.carry_over([chapter], jobs=1, log=lambda *_: None) == {}
+    assert robustness.problems(chapter)

@@ -102,6 +102,14 @@ def cmd_robustness(args) -> int:
 
     chapters = notebooks.select(args.chapters)
     by_name = {chapter.name: chapter for chapter in chapters}
+    if args.carry_over:
+        kept = robustness.carry_over(chapters, jobs=args.jobs, scheduler=args.scheduler)
+        for name, record in kept.items():
+            path = robustness.write(by_name[name], record)
+            print(f"carried over: {paths.relative(path)}")
+        for path in ledger.write():
+            print(f"ledger updated: {paths.relative(path)}")
+        return 0 if all(not robustness.problems(c) for c in chapters) else 1
     target = {chapter.name: args.seeds for chapter in chapters}
     budget = args.budget_s
     failed = False
@@ -261,6 +269,9 @@ def parser() -> argparse.ArgumentParser:
                          "every claim's verdict per seed in chapters/NN-*/_robustness.json")
     rob.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     rob.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (0 is the published run)")
+    rob.add_argument("--carry-over", action="store_true",
+                     help="after a change that should move no value: re-measure each stale "
+                          "record's highest seed and keep the record if every claim agrees")
     rob.add_argument("--until-decided", action="store_true",
                      help="then add seeds while a claim is undecided (up to its max_seeds)")
     rob.add_argument("--cheap-s", type=float, default=60.0,

@@ -32,14 +32,19 @@ LIB = Path(__file__).resolve().parents[1]  # lib/icml25
 
 
 def loaded_modules() -> dict[str, str]:
-    """``icml25`` source files imported by this process, relative path → sha256."""
+    """Project source files imported by this process, relative path → sha256: the ``icml25``
+    modules, and the chapter's own ``_chapter.py`` (a module in the notebook's folder, the
+    working directory of its kernel)."""
+    here = Path.cwd().resolve()
     found = {}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
-        if not file or not getattr(module, "__name__", "").startswith("icml25"):
+        if not file:
             continue
         file = Path(file).resolve()
-        if file.suffix == ".py" and LIB in file.parents:
+        ours = (getattr(module, "__name__", "").startswith("icml25") and LIB in file.parents)
+        local = file.parent == here and paths.CHAPTERS in file.parents
+        if file.suffix == ".py" and (ours or local):
             found[paths.relative(file)] = sha256_file(file)
     return dict(sorted(found.items()))
 

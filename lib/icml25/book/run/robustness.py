@@ -170,6 +170,78 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     return records
 
 
+def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
+               scheduler: str | None = None, log=print) -> dict[str, dict]:
+    """Keep seed records through a change that moves no measured value; return the kept ones.
+
+    A refactor (a module moved, a helper written once instead of twice) changes the inputs'
+    digests, so every record it touches goes stale although no value moved; measuring all the
+    seeds again costs the whole record. Instead, for each chapter whose record is current except
+    for changed inputs (the same claims, seed 0 equal to the published notebook, which
+    :func:`problems` checks), the record's highest seed is executed again and every claim
+    compared with what the record holds (:func:`icml25.book.claims.same_result`: the verdict
+    exactly, the value within the claim's declared tolerance; a timed claim for its presence).
+    When all agree, the record is returned with today's input digests and a ``carried`` entry
+    (date, the seed re-measured, the inputs that changed); when one differs, the chapter is left
+    out and its record stays stale: its seeds must be measured again.
+    """
+    import datetime
+
+    from icml25.book.claims import same_result
+    from icml25.book.run.runner import execute_all
+    from icml25.book.run.spec import RunSpec
+
+    candidates, todo = {}, []
+    for chapter in chapters:
+        record, found = read(chapter), problems(chapter)
+        changed = [f.split(": ")[-1] for f in found if "input changed since the seeds ran" in f]
+        if record is None or not changed or len(changed) != len(found):
+            if found and record is not None and len(changed) != len(found):
+                log(f"{chapter.name}: not carried over: {'; '.join(f for f in found if f.split(': ')[-1] not in changed)}")
+            continue
+        states = published(chapter)
+        seed = max(record["seeds"])
+        if seed == 0:
+            continue
+        candidates[chapter.name] = (chapter, record, states, seed, changed)
+        todo += [RunSpec.of(s.source, {"seed": seed}) for s in states if s.claims]
+    reruns: dict[str, list] = {}
+    for result in execute_all(todo, jobs=jobs, scheduler=scheduler, progress=False, log=log):
+        reruns.setdefault(result.chapter, []).append(result)
+    kept = {}
+    for name, (chapter, record, states, seed, changed) in candidates.items():
+        results = reruns.get(name, [])
+        failed = [r.error for r in results if not r.ok]
+        if failed:
+            log(f"{name}: not carried over: {'; '.join(failed)}")
+            continue
+        now = {(r.notebook, c["id"]): c for r in results for c in r.record["claims"]}
+        declared = {(s.source.name, c["id"]): c for s in states for c in s.claims}
+        differ = []
+        for c in record["claims"]:
+            key = (c["notebook"], c["id"])
+            then = c["seeds"].get(str(seed))
+            if then is None:
+                continue
+            if key not in now:
+                differ.append(f"{c['id']}: not reported")
+                continue
+            tolerance = {k: declared[key][k] for k in ("rtol", "atol", "timed")
+                         if k in declared.get(key, {})}
+            problem = same_result({"id": c["id"], **tolerance, **then}, now[key])
+            if problem:
+                differ.append(problem)
+        if differ:
+            log(f"{name}: not carried over; seed {seed} measures differently now: "
+                + "; ".join(differ))
+            continue
+        kept[name] = {**record, "inputs": _inputs(states), "carried": [
+            *record.get("carried", []),
+            {"date": datetime.date.today().isoformat(), "seed": seed, "changed": changed}]}
+        log(f"{name}: seed {seed} measures what the record holds; the record is carried over")
+    return kept
+
+
 def write(chapter: notebooks.Chapter, record: dict) -> Path:
     path = record_path(chapter)
     partial = path.with_name(f".{path.name}.partial")

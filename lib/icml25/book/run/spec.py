@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from icml25.book.params import PUBLISHED_MODE, Parameter, check_mode, validate_overrides
@@ -38,10 +37,10 @@ class RunSpec:
     """
 
     source: str
-    overrides: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    overrides: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
+        object.__setattr__(self, "overrides", dict(self.overrides))  # its own copy
         check_mode(self.mode)
 
     @classmethod

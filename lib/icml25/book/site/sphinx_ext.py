@@ -11,6 +11,8 @@
 * A chapter page's verdict boxes show the verdict pooled over the seeds (:mod:`.ledger`), not
   the verdict of the one run (seed 0) that the executed notebook holds: the pooling happens
   when the pages are built, so the seed record is never an input of the notebook it came from.
+* Every reproduction page opens with its "Results at a glance" box (the chapter's generated
+  ``_glance.md``), inserted here when the page is read: the notebooks carry no copy of it.
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
 
@@ -148,7 +150,36 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
             button["buttons"] += offered
 
 
+GLANCE = """:::{admonition} Results at a glance
+:class: tip
+```{include} _glance.md
+```
+:::"""
+
+
+def with_glance(notebook_json: str) -> str:
+    """A reproduction notebook (nbformat JSON) with the glance box as a Markdown cell after its
+    first (title) cell; unchanged when the box is there already."""
+    import json
+
+    nb = json.loads(notebook_json)
+    if any(GLANCE in "".join(c.get("source", "")) for c in nb["cells"]):
+        return notebook_json
+    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": GLANCE})
+    return json.dumps(nb)
+
+
+def _insert_glance(app, docname, source):
+    """``source-read``: the reproduction pages of chapters whose ledger wrote ``_glance.md``."""
+    parts = docname.split("/")
+    if (len(parts) == 3 and parts[0] == "chapters" and parts[2] == "reproduction"
+            and (Path(app.srcdir) / parts[0] / parts[1] / "_glance.md").exists()
+            and source[0].lstrip().startswith("{")):
+        source[0] = with_glance(source[0])
+
+
 def setup(app):
+    app.connect("source-read", _insert_glance)
     app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
