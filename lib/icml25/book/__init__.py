@@ -1,4 +1,6 @@
-"""The book's shared machinery, as a chapter uses it::
+"""What a notebook imports: the book's kernel side.
+
+A chapter notebook uses it like this::
 
     # %% tags=["parameters"]
     mode = "book"  # choices: quick, book, paper
@@ -8,17 +10,24 @@
     from icml25 import book
     SIZES = {"quick": dict(n=200), "book": dict(n=500), "paper": dict(n=5000)}
     run = book.setup(mode=mode, seed=seed, sizes=SIZES)
-    run.size.n                               # this mode's sizes
+    run.size.n                               # this mode's sizes, passed to methods as numbers
     rng = run.rng("bootstrap")               # a named, independent random stream
     ...
     book.claim("id", measured, interval=(lo, hi))   # declared in the chapter's claims.toml
-    ...
+    book.glue(n=run.size.n, rho=rho)         # values for {glue:text} in the prose
     book.show_figure(fig, "fig_name")         # a figure for a captioned {glue:figure}
     book.finish()                            # last cell: hands provenance to the runner
 
-Only the kernel-side modules are imported here; the runner, the ledger and the command line
-(``python -m icml25.book``) live beside them and are not loaded by notebooks, so editing them
-does not make executed chapters stale.
+The run in progress (:func:`current`) holds everything a kernel keeps about it: its mode, seed,
+sizes, clock, the claims reported and the declarations they read; :func:`setup` starts a new
+one. The parts: :mod:`.params` (modes and the parameters cell), :mod:`.claims` and
+:mod:`.declarations` (a claim's measurement against its declaration), :mod:`.pooling` (the
+verdict over seeds), :mod:`.measure` (timing and growth rates), :mod:`.plotting`,
+:mod:`.tables`, :mod:`.numerics` (CPU numerics pinned), :mod:`.provenance`.
+
+Beside it, never loaded by a notebook: :mod:`icml25.book.run` (the runner and the seed
+records) and :mod:`icml25.book.site` (the generated pages); beneath it, :mod:`icml25.common`.
+Editing the run or site machinery does not make an executed chapter stale.
 """
 
 from __future__ import annotations
