@@ -39,7 +39,7 @@ def loaded_modules() -> dict[str, str]:
     found = {}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
-        if not file:
+        if not file or not Path(file).is_absolute():  # torch.ops names a bare "_ops.py"
             continue
         file = Path(file).resolve()
         ours = (getattr(module, "__name__", "").startswith("icml25") and LIB in file.parents)
