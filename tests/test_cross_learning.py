@@ -397,8 +397,8 @@ AUCTION = FirstPriceAuction(4, 3)
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: FirstPriceAuction(0, 3), "n_values must be a positive integer"),
-        (lambda: FirstPriceAuction(4, 2.5), "n_bids must be a positive integer"),
+        (lambda: FirstPriceAuction(0, 3), "n_values must be positive"),
+        (lambda: FirstPriceAuction(4, 2.5), "n_bids must be an integer"),
         (lambda: FirstPriceAuction(3, 3, [0.5, 0.5]), r"value_probs must have shape \(3,\)"),
         (lambda: FirstPriceAuction(2, 3, [0.7, 0.7]), "must sum to 1"),
         (lambda: FirstPriceAuction(2, 3, [1.5, -0.5]), "non-negative"),
@@ -413,7 +413,7 @@ AUCTION = FirstPriceAuction(4, 3)
                           5), "exceeds the 3 rounds"),
         (lambda: simulate(AUCTION, {}, 10), "non-empty mapping"),
         (lambda: simulate(AUCTION, {"x": object()}, 10), "is not a Learner"),
-        (lambda: simulate(AUCTION, ContextBlindExp3(), 0), "horizon must be a positive integer"),
+        (lambda: simulate(AUCTION, ContextBlindExp3(), 0), "horizon must be positive"),
         (lambda: simulate(AUCTION, ContextBlindExp3(), 10, n_seeds=-1), "n_seeds must be"),
         (lambda: simulate("env", ContextBlindExp3(), 10), "env must be an Environment"),
         (lambda: simulate(AUCTION, BalseiroOracle([0.5, 0.5]), 10), r"shape \(4,\)"),
@@ -421,7 +421,7 @@ AUCTION = FirstPriceAuction(4, 3)
         (lambda: SchneiderZimmert(eta=0), "eta must be a finite number > 0"),
         (lambda: SchneiderZimmert(gamma=-1), "gamma must be a finite number >= 0"),
         (lambda: SchneiderZimmert(epoch_length=7), "must be even when paired"),
-        (lambda: SchneiderZimmert(epoch_length=0), "epoch_length must be a positive integer"),
+        (lambda: SchneiderZimmert(epoch_length=0), "epoch_length must be positive"),
         (lambda: PerContextExp3(eta=float("nan")), "eta must be a finite number"),
         (lambda: hindsight_optimum(np.ones(3)), r"shape \(\.\.\., C, K\)"),
         (lambda: SchneiderZimmert(paired=False, coin=False), "coin=False needs paired"),
@@ -430,7 +430,7 @@ AUCTION = FirstPriceAuction(4, 3)
         (lambda: rare_context_adversary(5, 4, 10, rare_share=1.0), r"rare_share must be in"),
         (lambda: rare_context_adversary(5, 1, 10), "at least 2 actions"),
         (lambda: estimation_round_adversary(5, 1, 10), "at least 2 actions"),
-        (lambda: estimation_round_adversary(5, 3, 0), "horizon must be a positive integer"),
+        (lambda: estimation_round_adversary(5, 3, 0), "horizon must be positive"),
         (lambda: gaussian_bump(5, width=0), "width must be > 0"),
     ],
 )

@@ -159,8 +159,8 @@ def test_fd_is_second_order():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: uniform_grid(2), "at least 3 points"),
-        (lambda: uniform_grid(5.5), "at least 3 points"),
+        (lambda: uniform_grid(2), "n must be >= 3"),
+        (lambda: uniform_grid(5.5), "n must be an integer"),
         (lambda: gaussian_kernel_1d([0.0], [1.0], 0.0), "length scale ell must be a positive"),
         (lambda: KroneckerInterpolant((np.linspace(0, 1, 5),) * 2, -1.0), "positive"),
         (lambda: KroneckerInterpolant((np.array([0, 1, 0.5]),) * 2, 0.1), "increasing"),

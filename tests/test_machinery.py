@@ -419,6 +419,127 @@ def test_train_command_calls_save_with_the_seeds(tmp_path, capsys):
         train_command("prog", None, seeds=1, argv=["train", str(out), "--seeds", "0"])
 
 
+def _checkpoint_content():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    big = torch.randn(6, 4, generator=g)
+    return dict(
+        config={"steps": 3, "lr": 0.5, "widths": (8, 16), "name": "tiny"},
+        # seed 1 given before seed 0, a half-precision tensor, an int buffer, a view of a
+        # larger tensor and a parameter named like a timing (``time.0.weight``) all survive
+        seeds={1: {"net": {"time.0.weight": big[:2].half(), "n": torch.tensor(7)}},
+               0: {"net": {"time.0.weight": big[2:4].clone().half(), "n": torch.tensor(3)}}},
+        records={0: {"net": {"loss": [1.0, float("nan")], "steps": 3}},
+                 1: {"net": {"loss": [2.0, 0.5], "steps": 3}},
+                 "evaluator": {"history": torch.arange(4.0)}},
+        shared={"evaluator": {"w": torch.ones(2, dtype=torch.float64)}})
+
+
+def test_checkpoint_round_trip_keeps_every_tensor_and_record(tmp_path):
+    import torch
+    from icml25.common import checkpoints as ck
+    from icml25.common.hashing import sha256_file
+
+    content = _checkpoint_content()
+    digest = ck.save(tmp_path / "m.pt", **content)
+    assert digest == sha256_file(tmp_path / "m.pt")
+    got = ck.load(tmp_path / "m.pt")
+    assert got.config == content["config"] and isinstance(got.config["widths"], tuple)
+    assert list(got.seeds) == [0, 1]  # seeds are stored in order
+    for s, models in content["seeds"].items():
+        for k, t in models["net"].items():
+            assert got.seeds[s]["net"][k].dtype == t.dtype
+            assert torch.equal(got.seeds[s]["net"][k], t)
+    assert torch.equal(got.shared["evaluator"]["w"], content["shared"]["evaluator"]["w"])
+    assert got.records[1] == content["records"][1] and got.records[0]["net"]["steps"] == 3
+    assert got.records[0]["net"]["loss"][0] == 1.0 and np.isnan(got.records[0]["net"]["loss"][1])
+    assert torch.equal(got.records["evaluator"]["history"], torch.arange(4.0))
+    assert ck.seed_state(got, 1, "prog train OUT") is got.seeds[1]
+
+
+def test_checkpoint_bytes_depend_only_on_the_content(tmp_path):
+    import torch
+    from icml25.common import checkpoints as ck
+
+    content = _checkpoint_content()
+    a = ck.save(tmp_path / "a.pt", **content)
+    b = ck.save(tmp_path / "other-name.pt", **_checkpoint_content())  # new objects, new name
+    assert a == b
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "other-name.pt").read_bytes()
+    got = ck.load(tmp_path / "a.pt")  # load -> save is the identity on the bytes
+    assert ck.save(tmp_path / "again.pt", config=got.config, seeds=got.seeds,
+                   records=got.records, shared=got.shared) == a
+    content["seeds"][0]["net"]["n"] = torch.tensor(4)  # and the content does matter
+    assert ck.save(tmp_path / "changed.pt", **content) != a
+
+
+@pytest.mark.parametrize("where, bad, error", [
+    ("records", {0: {"net": {"loss": [1.0], "cpu_s": 12.5}}}, "timing"),
+    ("records", {0: {"net": {"wall_time": 1.0}}}, "timing"),
+    ("records", {"host": "laptop"}, "timing"),
+    ("config", {"steps": 3, "threads": 1}, "timing"),
+    ("config", {"steps": 3, "date": "2025-01-01"}, "timing"),
+    ("records", {0: {"net": {"loss": np.zeros(2)}}}, "NumPy"),
+    ("records", {0: {"net": {"loss": [np.float64(1.0)]}}}, "NumPy"),
+])
+def test_checkpoint_refuses_timing_fields_and_unloadable_values(tmp_path, where, bad, error):
+    from icml25.common import checkpoints as ck
+
+    content = _checkpoint_content()
+    content[where] = bad
+    with pytest.raises((ValueError, TypeError), match=error):
+        ck.save(tmp_path / "m.pt", **content)
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_checkpoint_missing_seed_names_the_training_command(tmp_path):
+    import torch
+    from icml25.common import checkpoints as ck
+
+    ck.save(tmp_path / "m.pt", **_checkpoint_content())
+    got = ck.load(tmp_path / "m.pt")
+    with pytest.raises(ValueError, match=r"seeds \[0, 1\], not 5; `prog train OUT --seeds 6`"):
+        ck.seed_state(got, 5, "prog train OUT")
+    with pytest.raises(ValueError, match="not '0'"):
+        ck.seed_state(got, "0", "prog train OUT")
+    torch.save({"config": {}, "seeds": {0: {}}}, tmp_path / "old.pt")  # an older layout
+    with pytest.raises(ValueError, match="not an icml25.checkpoint/1 checkpoint"):
+        ck.load(tmp_path / "old.pt")
+
+
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    import os
+
+    from icml25.common import checkpoints as ck
+
+    path = tmp_path / "m.pt"
+    first = ck.save(path, **_checkpoint_content())
+    before = path.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.pt"]  # no temporary file left
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()  # not mkstemp's 0600
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    content = _checkpoint_content()
+    content["config"]["steps"] = 4
+    for name in ("fsync", "replace"):  # interrupted while writing, or before the rename
+        with monkeypatch.context() as m:
+            m.setattr(os, name, fail)
+            with pytest.raises(OSError, match="disk full"):
+                ck.save(path, **content)
+        assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.pt"]
+    assert ck.save(path, **content) != first
+
+
+def _umask():
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_bootstrap_ci_brackets_the_mean_and_rejects_bad_input():
     from icml25.common.stats import bootstrap_ci
 

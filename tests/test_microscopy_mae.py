@@ -269,3 +269,13 @@ def test_ks_statistic_matches_scipy():
     assert np.isclose(M.ks_statistic(ties, ties[::-1]), 0)
     with pytest.raises(ValueError):
         M.ks_statistic([], b)
+
+
+def test_committed_models_hold_training_seed_0():
+    models, info = M.load_models(0)
+    assert set(models) == {"uncurated", *(f"curated_{w}" for w in M.WIDTHS)}
+    assert info["model_seed"] == 0 and info["widths"] == M.WIDTHS
+    assert info["pvalues"].dtype == np.float64 and info["gene_pathway"].dtype == np.int64
+    assert 0 < info["kept_crops"] < info["n_crops"]
+    with pytest.raises(ValueError, match=r"seeds \[0\], not 1; `python -m icml25.microscopy_mae"):
+        M.load_models(1)

@@ -205,3 +205,12 @@ def test_separation_loss_by_hand():
     assert float(M.separation_loss(same)) == pytest.approx(1.0)
     d2 = 2 * 1.8 ** 2
     assert float(M.separation_loss(far, sigma=0.5)) == pytest.approx(np.exp(-d2 / 0.5))
+
+
+def test_committed_models_hold_seeds_0_to_4_and_the_evaluator():
+    models, (det, det_rec), config = M.load_models(4)
+    assert config == M.TRAINING and set(models) == {"plain", "bidirectional"}
+    assert set(det_rec) == {"history"}  # no timings
+    assert all(set(rec) == {"base", "finetune"} for _, rec in models.values())
+    with pytest.raises(ValueError, match="`python -m icml25.motion_transfer train .* --seeds 6`"):
+        M.load_models(5)

@@ -241,15 +241,16 @@ def test_train_models_records_every_model_and_committed_seeds_are_checked():
     assert set(out) == {"unet", "rationale_low"}
     assert out["unet"][1]["epochs"] == 1 and out["rationale_low"][1]["epochs"] == 2
     assert len(out["rationale_low"][1]["history"]) == 2
+    assert set(out["unet"][1]) == {"history", "n_train", "epochs"}  # no timings
     with pytest.raises(ValueError, match="seeds"):
         R.load_models(99)
     with pytest.raises(ValueError, match="kind"):
         R.build("MLP", text, tiny)
 
 
-def test_chapter_models_are_the_committed_ones_outside_paper_mode():
-    models, config = R.chapter_models(0, "book")
-    committed, committed_config = R.load_models(0)
-    assert config == committed_config and set(models) == set(committed)
-    with pytest.raises(ValueError, match="mode"):
-        R.chapter_models(0, "fast")
+def test_committed_models_hold_seeds_0_to_4_without_timings():
+    models, config = R.load_models(4)
+    assert config == R.TRAINING and set(models) == set(R.MODELS)
+    assert all(set(rec) == {"history", "n_train", "epochs"} for _, rec in models.values())
+    with pytest.raises(ValueError, match="`python -m icml25.rationales train .* --seeds 6`"):
+        R.load_models(5)

@@ -18,6 +18,7 @@ from xgboost import XGBClassifier
 
 from icml25 import minilm
 from icml25 import sae_probing as sp
+from icml25.common.stats import bootstrap_ci
 
 
 @pytest.fixture(scope="module")
@@ -334,5 +335,5 @@ def test_quiver_picks_the_best_validation_auc_with_ties_to_the_first():
     q = sp.compare_quivers(res).iloc[0]
     assert q.baselines == 0.7 and q.with_sae == 0.6 and q.sae_chosen
     assert q.gain == pytest.approx(-0.1)
-    mean, low, high = sp.bootstrap_mean_ci(np.array([0.0, 0.1, -0.1, 0.05]))
+    mean, (low, high) = bootstrap_ci(np.array([0.0, 0.1, -0.1, 0.05]), n_boot=2000)
     assert low <= mean <= high

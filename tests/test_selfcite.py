@@ -118,7 +118,7 @@ def test_bad_input_raises_clear_errors():
         sc.simpo_loss(0, 0, beta=0)
     with pytest.raises(ValueError, match="gold citation set is empty"):
         sc.citation_prf([1], [])
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="n must be positive"):
         sc.make_items(0, 0)
     with pytest.raises(ValueError, match="indices must lie"):
         sc.prompt(sc.make_items(1, 0)[0], [7])

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from icml25.book.params import ParameterError
 from icml25.book.run.spec import RunSpec
 from icml25.book.site import sphinx_ext

@@ -205,10 +205,10 @@ def test_bad_input_raises_clear_errors(fn, args, message):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(n_projections=0), "n_projections must be a positive integer"),
-        (dict(n_moments=2.5), "n_moments must be a positive integer"),
+        (dict(n_projections=0), "n_projections must be positive"),
+        (dict(n_moments=2.5), "n_moments must be an integer"),
         (dict(p=0.5), "p must be a number >= 1"),
-        (dict(chunk_size=-1), "chunk_size must be a positive integer"),
+        (dict(chunk_size=-1), "chunk_size must be positive"),
     ],
 )
 def test_bad_settings_raise_clear_errors(kwargs, message):

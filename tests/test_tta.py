@@ -336,7 +336,7 @@ def test_gradient_methods_reject_non_positive_lr(source, cls):
 
 @pytest.mark.parametrize("kwargs", [dict(kappa=1.5), dict(alpha=-0.1), dict(beta=2.0)])
 def test_cmf_rejects_weights_outside_unit_interval(source, kwargs):
-    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
         tta.CMF(source, **kwargs)
 
 

@@ -35,6 +35,8 @@ import numpy as np
 from icml25 import book
 from icml25 import cross_learning as cl
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(values=20, bids=10, horizon=200, seeds=4, horizon_ex=200, seeds_ex=3,
                   draws_ex=10_000),
@@ -45,10 +47,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# one colour per learner, in both notebooks of the chapter
-COLOURS = {"reconstruction": book.PALETTE[0], "oracle": book.PALETTE[2],
-           "per-context": book.PALETTE[3], "blind": book.PALETTE[4],
-           "running plug-in": book.PALETTE[6]}
 
 # %% [markdown]
 # ## The problem
@@ -78,10 +76,8 @@ one_round = next(r for r in auction.rounds(1, 200, run.rng("example-round"))
                  if 0.3 <= r.competing[0] <= 0.6)
 table = one_round.table()[0]  # (C, K)
 played_bid = int(np.searchsorted(auction.bids, one_round.competing[0]))
-book.glue("m_t", float(one_round.competing[0]))
-book.glue("b_played", float(auction.bids[played_bid]))
-book.glue("values", size.values)
-book.glue("bids", size.bids)
+book.glue(m_t=float(one_round.competing[0]), b_played=float(auction.bids[played_bid]),
+          values=size.values, bids=size.bids)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0, gridspec_kw=dict(width_ratios=[1.4, 1]))
@@ -209,13 +205,9 @@ per_run = (f_hat - f_true).mean(0) / f_true.mean()  # one value per run
 bias_ci = (relative_bias - 2 * per_run.std(ddof=1) / np.sqrt(size.seeds),
            relative_bias + 2 * per_run.std(ddof=1) / np.sqrt(size.seeds))
 weight_ratio = (f_true + gamma) / (f_hat + gamma)  # estimated / true importance weight
-book.glue("seeds", size.seeds)
-book.glue("horizon", size.horizon)
-book.glue("n_updates", f_hat.size)
-book.glue("bias_pct", 100 * relative_bias)
-book.glue("weight_q01", np.quantile(weight_ratio, 0.01))
-book.glue("weight_q99", np.quantile(weight_ratio, 0.99))
-book.glue("gamma", gamma)
+book.glue(seeds=size.seeds, horizon=size.horizon, n_updates=f_hat.size,
+          bias_pct=100 * relative_bias, weight_q01=np.quantile(weight_ratio, 0.01),
+          weight_q99=np.quantile(weight_ratio, 0.99), gamma=gamma)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)
@@ -296,7 +288,7 @@ print(f"per context:     mean {X.mean():6.3f}, variance {X.var():7.1f} "
       f"(theory {C_ex * K_ex - 1})")
 print(f"cross-learning:  mean {Y.mean():6.3f}, variance {Y.var():7.1f} "
       f"(theory {K_ex - 1})")
-book.glue("ex_var_ratio", X.var() / Y.var())
+book.glue(ex_var_ratio=X.var() / Y.var())
 
 
 # %% [markdown]
@@ -364,9 +356,8 @@ for name, r in race.fixed_regret.items():
     x = r[:, -1] / np.sqrt(10 * T_ex)
     race_means[name] = x.mean()
     print(f"{name:16s}{x.mean():7.2f}{np.quantile(x, 0.99):7.2f}")
-book.glue("ex_plugin", race_means["running plug-in"])
-book.glue("ex_rec", race_means["reconstruction"])
-book.glue("ex_oracle", race_means["oracle"])
+book.glue(ex_plugin=race_means["running plug-in"], ex_rec=race_means["reconstruction"],
+          ex_oracle=race_means["oracle"])
 
 # %% [markdown]
 # The running plug-in's mean regret is {glue:text}`ex_plugin:.2f` (in units of

@@ -15,13 +15,6 @@
 # hold for a faithful reading of its one-sentence description, not for the authors' code.
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Every learner meets the same contexts and losses in each run (common random numbers);
 # regrets are divided by $\sqrt{KT}$, the scale of the optimal rate. The thresholds of the
 # claims come from the paper's statements and are declared in the chapter's `claims.toml`
@@ -40,6 +33,8 @@ from scipy.stats import norm
 from icml25 import book
 from icml25 import cross_learning as cl
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(n_bids=10, contexts=(10, 50), horizon_c=200, seeds_c=4,
                   horizons=(100, 400), seeds_tail=20, horizon_v=200, seeds_v=4,
@@ -55,11 +50,6 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 K = size.n_bids
-# one colour per learner, in both notebooks of the chapter
-COLOURS = {"reconstruction": book.PALETTE[0], "oracle": book.PALETTE[2],
-           "per-context": book.PALETTE[3], "blind": book.PALETTE[4],
-           "no coin": book.PALETTE[1], "unpaired": book.PALETTE[5],
-           "frozen": book.PALETTE[7]}
 boot_rng = run.rng("bootstrap")
 
 
@@ -125,13 +115,9 @@ fixed_c = {name: np.array([results_c[C].fixed_regret[name][:, -1] / scale_c
            for name in results_c[size.contexts[0]].fixed_regret}  # (n_C, S)
 hind_c = {name: np.array([results_c[C].regret[name][:, -1] / scale_c
                           for C in size.contexts]) for name in fixed_c}
-book.glue("K", K)
-book.glue("contexts", ", ".join(str(c) for c in size.contexts))
-book.glue("horizon_c", size.horizon_c)
-book.glue("seeds_c", size.seeds_c)
-book.glue("c_min", size.contexts[0])
-book.glue("c_max", size.contexts[-1])
-book.glue("rounds_per_context", size.horizon_c / size.contexts[-1])
+book.glue(K=K, contexts=", ".join(str(c) for c in size.contexts), horizon_c=size.horizon_c,
+          seeds_c=size.seeds_c, c_min=size.contexts[0], c_max=size.contexts[-1],
+          rounds_per_context=size.horizon_c / size.contexts[-1])
 for name, key in (("reconstruction", "rec"), ("oracle", "or"), ("per-context", "pc"),
                   ("blind", "bl")):
     book.glue(f"{key}_cmin", fixed_c[name][0].mean())
@@ -253,9 +239,8 @@ for adversary, make_env in envs_tail.items():
                               for n, r in res.fixed_regret.items()}
 T_max = size.horizons[-1]
 deltas = np.array([0.5, 0.2, 0.1, 0.05, 0.02, 0.01])
-book.glue("horizons", ", ".join(str(T) for T in size.horizons))
-book.glue("seeds_tail", size.seeds_tail)
-book.glue("T_max", T_max)
+book.glue(horizons=", ".join(str(T) for T in size.horizons), seeds_tail=size.seeds_tail,
+          T_max=T_max)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.1)
@@ -321,7 +306,7 @@ for (adversary, T), by_learner in tail.items():
         z_max = (x.max() - mean) / x.std(ddof=1)
         rows.append((adversary, T, name, mean, q99, spread, shape, z_max))
 # the median of the largest of n standard normal draws, for comparison
-book.glue("z_typical", float(norm.ppf(0.5 ** (1 / size.seeds_tail))))
+book.glue(z_typical=float(norm.ppf(0.5 ** (1 / size.seeds_tail))))
 print(f"{'adversary':14s}{'T':>6s}  {'learner':15s}{'mean':>7s}{'q99':>7s}"
       f"{'q99/mean':>10s}{'tail shape':>12s}{'max z':>7s}")
 for adversary, T, name, mean, q99, spread, shape, z_max in rows:
@@ -477,11 +462,10 @@ for adversary, env in envs_v.items():
     if adversary == "estimation rounds":
         second_half = {n: (r[:, -1] - r[:, 0]) / (size.horizon_v - res.rounds[0])
                        for n, r in res.fixed_regret.items()}
-book.glue("seeds_v", size.seeds_v)
-book.glue("horizon_v", size.horizon_v)
-book.glue("no_coin_half", second_half["no coin"].mean())
-book.glue("coin_half", second_half["reconstruction"].mean())
-book.glue("oracle_half", second_half["oracle"].mean())
+book.glue(seeds_v=size.seeds_v, horizon_v=size.horizon_v,
+          no_coin_half=second_half["no coin"].mean(),
+          coin_half=second_half["reconstruction"].mean(),
+          oracle_half=second_half["oracle"].mean())
 for name, key in (("reconstruction", "rec"), ("unpaired", "unp"), ("frozen", "frz"),
                   ("oracle", "or")):
     book.glue(f"v_{key}_rare", variants["rare contexts"][name].mean())

@@ -29,9 +29,12 @@ seed = 0
 # %% tags=["hide-input"]
 import numpy as np
 import torch
+from scipy.stats import binomtest
 
 from icml25 import book
 from icml25 import microscopy_mae as M
+
+from _chapter import model_colours
 
 SIZES = {
     "quick": dict(crops_per_well=1, n_show=6),
@@ -40,12 +43,11 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-models, info = M.load_models(seed)
+models, info = M.load_models(0)
 W = info["main_width"]
 MAIN = f"curated_{W}"
 mae = models[MAIN][0]
-COLOURS = {MAIN: book.PALETTE[0], "uncurated": book.PALETTE[1],
-           f"curated_{min(info['widths'])}": book.PALETTE[4]}
+COLOURS = model_colours(info)
 
 # %% [markdown]
 # ## A screen with planted pathways
@@ -153,8 +155,8 @@ for ax in axes:
 fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
            fontsize=8)
 book.show_figure(fig, "fig_training")
-book.glue("widths_text", " and ".join(str(w) for w in sorted(info["widths"])))
-book.glue("final_mse", models[MAIN][1]["mse"][-1])
+book.glue(widths_text=" and ".join(str(w) for w in sorted(info["widths"])),
+          final_mse=models[MAIN][1]["mse"][-1])
 
 # %% [markdown]
 # ```{glue:figure} fig_training
@@ -222,11 +224,8 @@ tp = int((kept & (pw >= 0)).sum())
 print(f"kept {kept.sum()} of {len(p)} genes: {tp} of {(pw >= 0).sum()} pathway genes, "
       f"{fp} of {n_null} null genes;\n{info['kept_crops']:,} of {info['n_crops']:,} "
       "crops (with 30% of the controls)")
-book.glue("train_genes", len(p))
-book.glue("train_null", n_null)
-book.glue("kept_pathway", tp)
-book.glue("kept_null", fp)
-book.glue("kept_share", info["kept_crops"] / info["n_crops"])
+book.glue(train_genes=len(p), train_null=n_null, kept_pathway=tp, kept_null=fp,
+          kept_share=info["kept_crops"] / info["n_crops"])
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(1, height=2.6)
@@ -251,8 +250,6 @@ book.show_figure(fig, "fig_curation")
 # ```
 
 # %% tags=["nbval-check-output"]
-from scipy.stats import binomtest  # noqa: E402
-
 ci = binomtest(fp, n_null).proportion_ci(0.95)
 book.claim(
     "curation-null-rate", fp / n_null, interval=(ci.low, ci.high),
@@ -368,8 +365,7 @@ shifted = torch.roll(a, shifts=(3, 2), dims=(-2, -1))
 four = M.fourier_loss(shifted, a).item()
 mse = float(((shifted - a) ** 2).mean())
 print(f"Fourier-magnitude L1 {four:.2e}, MSE {mse:.3f}")
-book.glue("ex_four", four)
-book.glue("ex_mse", mse)
+book.glue(ex_four=four, ex_mse=mse)
 
 # %% [markdown]
 # The Fourier term is {glue:text}`ex_four:.1e`, the MSE {glue:text}`ex_mse:.3f`.
@@ -403,7 +399,7 @@ for alpha in (0.001, 0.01, 0.05, 0.2):
     print(f"p < {alpha:<5}: {int((k & (pw >= 0)).sum()):3d} pathway, "
           f"{int((k & (pw < 0)).sum()):3d} null genes kept "
           f"(null share {(k & (pw < 0)).sum() / n_k:.2f})")
-book.glue("ex_null_02", int(((p < 0.2) & (pw < 0)).sum()))
+book.glue(ex_null_02=int(((p < 0.2) & (pw < 0)).sum()))
 
 # %% [markdown]
 # At $p < 0.2$, {glue:text}`ex_null_02` null genes pass.

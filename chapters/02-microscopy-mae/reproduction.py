@@ -10,13 +10,6 @@
 # > representation for downstream tasks. (Kenyon-Dean et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The screen, the masked autoencoder and the curation test are built in [the
 # method](method.ipynb). Every model below is evaluated in the same run on the same
 # evaluation screen, a fresh draw of genes, pathways and plates that no model saw in
@@ -50,9 +43,12 @@ import time
 
 import numpy as np
 from scipy.stats import spearmanr
+from sklearn.decomposition import PCA
 
 from icml25 import book
 from icml25 import microscopy_mae as M
+
+from _chapter import model_colours
 
 SIZES = {
     "quick": dict(n_pathways=6, n_null=6, n_controls=16, crops_per_well=2, n_boot=100,
@@ -64,15 +60,13 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-models, info = M.load_models(seed)
+models, info = M.load_models(0)
 W = info["main_width"]
 NAMES = {f"curated_{W}": f"MAE, curated (width {W})",
          "uncurated": f"MAE, uncurated (width {W})",
          "random": "random-init ViT", "pca": "pixel PCA"}
 NAMES.update({f"curated_{w}": f"MAE, curated (width {w})" for w in info["widths"]})
-COLOURS = {f"curated_{W}": book.PALETTE[0], "uncurated": book.PALETTE[1],
-           "random": "0.55", "pca": book.PALETTE[3]}
-COLOURS.update({f"curated_{w}": book.PALETTE[4] for w in info["widths"] if w != W})
+COLOURS = model_colours(info)
 MAIN = f"curated_{W}"
 
 
@@ -144,12 +138,11 @@ boot_acc = {name: M.bootstrap_balanced_accuracy(r["pred"], r["truth"],
 best = {name: int(np.argmax(r["acc"])) for name, r in res.items()}
 gap_samples = boot_acc[MAIN][:, :-1].max(1) - boot_acc[MAIN][:, -1]
 gap = float(res[MAIN]["acc"][:-1].max() - res[MAIN]["acc"][-1])
-book.glue("best_block", best[MAIN] + 1)
-book.glue("depth", depth)
-book.glue("acc_best", float(res[MAIN]["acc"][best[MAIN]]))
-book.glue("acc_last", float(res[MAIN]["acc"][-1]))
-book.glue("recall_best_main", float(res[MAIN]["recall"][best[MAIN]]))
-book.glue("recall_last_main", float(res[MAIN]["recall"][-1]))
+book.glue(best_block=best[MAIN] + 1, depth=depth,
+          acc_best=float(res[MAIN]["acc"][best[MAIN]]),
+          acc_last=float(res[MAIN]["acc"][-1]),
+          recall_best_main=float(res[MAIN]["recall"][best[MAIN]]),
+          recall_last_main=float(res[MAIN]["recall"][-1]))
 for name in (MAIN, "uncurated", "random"):
     print(f"{NAMES[name]:28s} best probe block {best[name] + 1} of {depth}")
 
@@ -231,9 +224,7 @@ for _ in range(size.n_boot):
         rho_boot.append(spearmanr(acc_pts[pick], rec_pts[pick]).statistic)
 rho_all = float(spearmanr(np.r_[acc_pts, res["random"]["acc"]],
                           np.r_[rec_pts, res["random"]["recall"]]).statistic)
-book.glue("rho", rho)
-book.glue("rho_all", rho_all)
-book.glue("n_points", len(acc_pts))
+book.glue(rho=rho, rho_all=rho_all, n_points=len(acc_pts))
 print(f"Spearman over {len(acc_pts)} trained (model, block) points: {rho:.3f}; "
       f"with the random-init blocks: {rho_all:.3f}")
 
@@ -301,8 +292,7 @@ for m, name in enumerate(order):
           f"{seconds[name]:8.2f}")
     book.glue(f"recall_{name}", float(res[name]["recall"][b]))
     book.glue(f"ks_{name}", float(res[name]["ks"][b]))
-book.glue("n_pairs", len(res[MAIN]["pair_pathway"]))
-book.glue("time_ratio", seconds[MAIN] / seconds["pca"])
+book.glue(n_pairs=len(res[MAIN]["pair_pathway"]), time_ratio=seconds[MAIN] / seconds["pca"])
 
 # %% tags=["nbval-check-output"]
 for m, base, what in ((2, "random", "a random-init ViT of the same shape"),
@@ -364,8 +354,6 @@ book.claim(
 # (`PCA(whiten=True)` per plate), the usual hand-rolled batch correction.
 
 # %%
-from sklearn.decomposition import PCA  # noqa: E402
-
 z = res[MAIN]
 block = best[MAIN]
 wells = M.well_means(emb[MAIN][block], screen.crop_well, len(screen.well_gene))
@@ -397,11 +385,11 @@ for name, x in aligned.items():
 tvn_boot = M.ks_bootstrap([align_res["TVN"][1], align_res["centre-scale only"][1]],
                           n_boot=size.n_boot,
                           seed=run.seed_of("alignment-gene-bootstrap"))
-book.glue("ks_tvn", align_res["TVN"][1]["ks"])
-book.glue("ks_centre", align_res["centre-scale only"][1]["ks"])
-book.glue("ks_peer", align_res["PCA whitening per plate"][1]["ks"])
-book.glue("recall_peer", align_res["PCA whitening per plate"][0])
-book.glue("tvn_time_ratio", t_tvn / t_peer)
+book.glue(ks_tvn=align_res["TVN"][1]["ks"],
+          ks_centre=align_res["centre-scale only"][1]["ks"],
+          ks_peer=align_res["PCA whitening per plate"][1]["ks"],
+          recall_peer=align_res["PCA whitening per plate"][0],
+          tvn_time_ratio=t_tvn / t_peer)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(3, height=2.6, sharey=True)
@@ -472,8 +460,7 @@ for w in widths:
           f"KS {res[n]['ks'][best[n]]:.3f}")
     book.glue(f"acc_w{w}", float(res[n]["acc"][best[n]]))
     book.glue(f"recall_w{w}", float(res[n]["recall"][best[n]]))
-book.glue("w_narrow", widths[0])
-book.glue("w_wide", widths[-1])
+book.glue(w_narrow=widths[0], w_wide=widths[-1])
 width_gap = boot_acc[wide].max(1) - boot_acc[narrow].max(1)
 
 # %% tags=["nbval-check-output"]
@@ -529,9 +516,8 @@ book.claim(
 #   benchmark is not reproduced.
 
 # %%
-book.glue("img_size", f"{screen.images.shape[-1]}x{screen.images.shape[-1]}")
-book.glue("steps", info["training"]["steps"])
-book.glue("batch", info["training"]["batch"])
+book.glue(img_size=f"{screen.images.shape[-1]}x{screen.images.shape[-1]}",
+          steps=info["training"]["steps"], batch=info["training"]["batch"])
 
 # %% [markdown]
 # ## Exercise
@@ -563,7 +549,7 @@ for name in order:
     r10 = M.relationship_recall(g, screen.gene_pathway, lower=0.1, upper=0.9)[0]
     print(f"{NAMES[name]:28s} 5/95: {r5:.3f}   10/90: {r10:.3f}")
     if name == MAIN:
-        book.glue("ex_r10", r10)
+        book.glue(ex_r10=r10)
 
 # %% [markdown]
 # The trimmed MAE recalls {glue:text}`ex_r10:.3f` of the pairs at 10/90.

@@ -53,11 +53,10 @@ ORDER_SEED = run.seed_of("stream-order")  # the batches of every visit, the same
 # each corruption at severity 5.
 
 # %%
-book.glue("n_train", len(x_train))
-book.glue("n_params", sum(p.numel() for p in source.parameters()))
-book.glue("n_affine", sum(p.numel() for m in source.modules()
-                          if isinstance(m, torch.nn.BatchNorm2d)
-                          for p in m.parameters()))
+book.glue(n_train=len(x_train), n_params=sum(p.numel() for p in source.parameters()),
+          n_affine=sum(p.numel() for m in source.modules()
+                       if isinstance(m, torch.nn.BatchNorm2d)
+                       for p in m.parameters()))
 stream = tta.make_stream(x_test, y_test, tta.DEFAULT_DOMAINS, severity=5,
                          seed=run.seed_of("corruptions"))
 
@@ -105,7 +104,7 @@ clean_error = 1 - tta.accuracy(source, x_test, y_test)
 errors = pd.DataFrame({name: r.errors[0] for name, r in results.items()},
                       index=[d.name for d in stream]).T
 errors["mean"] = errors.mean(axis=1)
-book.glue("clean_error", clean_error)
+book.glue(clean_error=clean_error)
 errors.round(3)
 
 # %% [markdown]
@@ -241,10 +240,8 @@ buffer_table = pd.DataFrame({
     "unscaled buffer (g), measured": [unscaled[e - 50:e].mean() for e in phase_ends],
     "predicted 1/sigma": 1 / levels,
 }).set_index("noise level")
-book.glue("third", third)
-book.glue("ex_buf_lengths", third / 96)  # the buffer holds N = 96 values
-book.glue("ex_buf_scaled3", buffer_table.iloc[1, 0])
-book.glue("ex_buf_unscaled3", buffer_table.iloc[1, 2])
+book.glue(third=third, ex_buf_lengths=third / 96,  # the buffer holds N = 96 values
+          ex_buf_scaled3=buffer_table.iloc[1, 0], ex_buf_unscaled3=buffer_table.iloc[1, 2])
 buffer_table.round(3)
 
 # %% [markdown]
@@ -286,9 +283,7 @@ abs_rng = run.rng("synthetic-gradients")  # its first phase (sigma = 1) again
 abs_steps = np.array([absolute.observe(abs_rng.normal(0.0, 1.0))
                       for _ in range(size.steps // 3)])
 switch = int(np.argmax(abs_steps < 1))
-book.glue("ex_abs_first", abs_steps[switch])
-book.glue("ex_abs_last", abs_steps[-1])
-book.glue("ex_abs_switch", switch)
+book.glue(ex_abs_first=abs_steps[switch], ex_abs_last=abs_steps[-1], ex_abs_switch=switch)
 print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
       f"step {len(abs_steps) - 1}: {abs_steps[-1]:.4f}")
 
@@ -360,11 +355,10 @@ for label, cls in (("affine only", tta.Tent), ("all weights", TentAllWeights)):
                       "top-class share, last domain": top_class_share(r),
                       "seconds": r.seconds}
 bn_table = pd.DataFrame(bn_rows).T
-book.glue("ex_bn_hot_error", bn_table.loc["all weights", "mean error"])
-book.glue("ex_bn_hot_share",
-          bn_table.loc["all weights", "top-class share, last domain"])
-book.glue("ex_bn_hot_affine", bn_table.loc["affine only", "mean error"])
-book.glue("ex_bn_cost", bn_table.loc["all weights", "seconds"]
+book.glue(ex_bn_hot_error=bn_table.loc["all weights", "mean error"],
+          ex_bn_hot_share=bn_table.loc["all weights", "top-class share, last domain"],
+          ex_bn_hot_affine=bn_table.loc["affine only", "mean error"],
+          ex_bn_cost=bn_table.loc["all weights", "seconds"]
           / bn_table.loc["affine only", "seconds"])
 bn_table.round(3)
 

@@ -6,13 +6,6 @@
 # > effectiveness in instability and adaptability. (Lee, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The paper's experiments adapt ResNets on continual ImageNet-C and similar benchmarks. Ours
 # adapt a small CNN, trained on real handwritten digits, to two continual streams of ten-class
 # corruptions at the highest severity:
@@ -175,15 +168,12 @@ def difference(results, a, b, stat=lambda r: r.mean_error):
     return mean, ((mean - half, mean + half) if np.isfinite(half) else None)
 
 
-book.glue("seeds", size.seeds)
-book.glue("n_domains", size.domains)
-book.glue("easy_visit", size.easy_visit)
-book.glue("hard_visit", size.hard_visit)
-book.glue("lr", LR)
-book.glue("n_adapted", sum(2 * layer.num_features
-                           for layer in tta._bn_layers(worlds[first]["model"])))
-book.glue("n_params", sum(p.numel() for p in worlds[first]["model"].parameters()))
-book.glue("clean_error", np.mean([w["clean_error"] for w in worlds.values()]))
+book.glue(seeds=size.seeds, n_domains=size.domains, easy_visit=size.easy_visit,
+          hard_visit=size.hard_visit, lr=LR,
+          n_adapted=sum(2 * layer.num_features
+                        for layer in tta._bn_layers(worlds[first]["model"])),
+          n_params=sum(p.numel() for p in worlds[first]["model"].parameters()),
+          clean_error=np.mean([w["clean_error"] for w in worlds.values()]))
 
 # %% [markdown]
 # ## 1. The corruptions
@@ -238,7 +228,7 @@ book.show_figure(fig, "fig_corruptions")
 # differences are paired: the same seed, stream and batches).
 
 # %%
-book.glue("easy_rounds", size.easy_rounds)
+book.glue(easy_rounds=size.easy_rounds)
 easy_names = ["Source", "BN stats", "ROID", "CMF", "SSA"]
 easy = run_all("easy", easy_names, seeds)
 easy_table = summary(easy, easy_names)
@@ -273,8 +263,7 @@ book.claim(
 # follows the error round by round and the weights' distance from the source step by step.
 
 # %%
-book.glue("hard_rounds", size.hard_rounds)
-book.glue("concentration", CONCENTRATION)
+book.glue(hard_rounds=size.hard_rounds, concentration=CONCENTRATION)
 hard_names = [name for name in METHODS if name not in ("Source", "ROID")]
 hard = run_all("hard", hard_names, seeds)
 hard_table = summary(hard, hard_names)
@@ -407,10 +396,8 @@ after = slice(switch, None) if switch is not None else slice(0, 0)
 std_g = pd.Series(history["g"]).rolling(rule.buffer_size).std(ddof=0).to_numpy()
 balance = (np.nanmedian(LR * history["step"][after] ** 2 * std_g[after])
            / np.sqrt(rule.S)) if switch is not None else np.nan
-book.glue("switch", switch if switch is not None else -1)
-book.glue("balance", balance)
-book.glue("median_step",
-          np.median(history["step"][after]) if switch is not None else 1.0)
+book.glue(switch=switch if switch is not None else -1, balance=balance,
+          median_step=np.median(history["step"][after]) if switch is not None else 1.0)
 
 # %% tags=["hide-input", "remove-output"]
 fig, axes = book.figure(2, height=3.4)
@@ -489,7 +476,7 @@ def s_stats(name):
 
 
 s_table = pd.DataFrame({name: s_stats(name) for name in ("SSA", "SSA, author's S")}).T
-book.glue("author_step", s_table.loc["SSA, author's S", "median step"])
+book.glue(author_step=s_table.loc["SSA, author's S", "median step"])
 s_table
 
 # %% [markdown]
@@ -556,10 +543,10 @@ order_table = pd.DataFrame({
                                         if (name, first) in easy else np.nan),
            "sorted by class": r.mean_error}
     for name, r in ordered.items()}).T
-book.glue("ex_order_bn", order_table.loc["BN stats", "sorted by class"])
-book.glue("ex_order_bn_random", order_table.loc["BN stats", "random order (section 2)"])
-book.glue("ex_order_source", order_table.loc["Source", "sorted by class"])
-book.glue("ex_order_robust", order_table.loc["BN stats, robust BN", "sorted by class"])
+book.glue(ex_order_bn=order_table.loc["BN stats", "sorted by class"],
+          ex_order_bn_random=order_table.loc["BN stats", "random order (section 2)"],
+          ex_order_source=order_table.loc["Source", "sorted by class"],
+          ex_order_robust=order_table.loc["BN stats, robust BN", "sorted by class"])
 order_table.round(3)
 
 
@@ -627,11 +614,10 @@ tent_table = pd.DataFrame({
     "SSA on TENT": {**round_errors(ssa_tent),
                     "drift at the end": ssa_tent.history["drift"][-1]},
 }).T
-book.glue("ex_rounds", EX_ROUNDS)
-book.glue("ex_tent_drift", tent_table.iloc[0, -1])
-book.glue("ex_ssatent_drift", tent_table.iloc[1, -1])
-book.glue("ex_tent_last", tent_table.iloc[0, EX_ROUNDS - 1])
-book.glue("ex_ssatent_last", tent_table.iloc[1, EX_ROUNDS - 1])
+book.glue(ex_rounds=EX_ROUNDS, ex_tent_drift=tent_table.iloc[0, -1],
+          ex_ssatent_drift=tent_table.iloc[1, -1],
+          ex_tent_last=tent_table.iloc[0, EX_ROUNDS - 1],
+          ex_ssatent_last=tent_table.iloc[1, EX_ROUNDS - 1])
 tent_table.round(3)
 
 # %% [markdown]
@@ -681,11 +667,10 @@ quiet_table = pd.DataFrame({
     for name, r in {"CMF": hard[("CMF", first)], "SSA, S_rel = 1": ssa_hard,
                     "SSA, author's S": hard[("SSA, author's S", first)],
                     "SSA, S from a quiet stretch": quiet_run}.items()}).T
-book.glue("ex_s_ratio", S_quiet / quiet_table.loc["SSA, S_rel = 1", "S"])
-book.glue("ex_s_quiet_err",
-          quiet_table.loc["SSA, S from a quiet stretch", "mean error"])
-book.glue("ex_s_rel_err", quiet_table.loc["SSA, S_rel = 1", "mean error"])
-book.glue("ex_s_cmf_err", quiet_table.loc["CMF", "mean error"])
+book.glue(ex_s_ratio=S_quiet / quiet_table.loc["SSA, S_rel = 1", "S"],
+          ex_s_quiet_err=quiet_table.loc["SSA, S from a quiet stretch", "mean error"],
+          ex_s_rel_err=quiet_table.loc["SSA, S_rel = 1", "mean error"],
+          ex_s_cmf_err=quiet_table.loc["CMF", "mean error"])
 quiet_table
 
 # %% [markdown]

@@ -34,6 +34,8 @@ from icml25.dct_gmm import (
     simulate,
 )
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(n_toy=600, n_chain=(250, 1000, 4000)),
     "book": dict(n_toy=2000, n_chain=(250, 1000, 4000, 16000)),
@@ -41,8 +43,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-COLOURS = {"DCT-GMM": book.PALETTE[0], "DCT (binarised)": book.PALETTE[1]}  # as in the
-# reproduction, where Fisher-z on the codes is vermillion and the oracle black
 
 # %% [markdown]
 # ## Discretisation breaks conditional independence
@@ -140,10 +140,8 @@ estimate = estimate_pair(a, b)
 binary = estimate_pair((latent[:, 0] >= latent[:, 0].mean()).astype(int),
                        (latent[:, 1] >= latent[:, 1].mean()).astype(int))
 
-book.glue("toy_sigma", estimate.sigma)
-book.glue("toy_sigma_binary", binary.sigma)
-book.glue("toy_moments", estimate.n_moments)
-book.glue("n_toy", size.n_toy)
+book.glue(toy_sigma=estimate.sigma, toy_sigma_binary=binary.sigma,
+          toy_moments=estimate.n_moments, n_toy=size.n_toy)
 
 # %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=3.2)
@@ -280,10 +278,8 @@ for Mj, Mk in [(2, 2), (3, 4), (5, 5)]:
     print(f"  {Mj} x {Mk}     {Mj * Mk - 1:7d}   {Mj + Mk - 1:10d}   "
           f"{Mj * Mk - Mj - Mk:12d}   {est.n_moments:10d}   {est.sigma:.3f}   "
           f"{residual:.1e}")
-book.glue("ex_count_res22", count_residual[2, 2])
-book.glue("ex_count_res34", count_residual[3, 4])
-book.glue("ex_count_cells34", count_cells[3, 4])
-book.glue("ex_count_cells55", count_cells[5, 5])
+book.glue(ex_count_res22=count_residual[2, 2], ex_count_res34=count_residual[3, 4],
+          ex_count_cells34=count_cells[3, 4], ex_count_cells55=count_cells[5, 5])
 
 
 # %% [markdown]
@@ -338,10 +334,8 @@ clipped = latent.copy()
 clipped[:, 1] = np.clip(latent[:, 1], *np.quantile(latent[:, 1], [0.1, 0.9]))
 print(f"Y clipped at its 10% and 90% quantiles:   {partial_xz(clipped):.3f}")
 print(f"Y itself (latent):                         {partial_xz(latent):.3f}")
-book.glue("ex_res_n", n_res)
-book.glue("ex_res_2", residual_pc[2])
-book.glue("ex_res_256", residual_pc[256])
-book.glue("ex_res_clipped", partial_xz(clipped))
+book.glue(ex_res_n=n_res, ex_res_2=residual_pc[2], ex_res_256=residual_pc[256],
+          ex_res_clipped=partial_xz(clipped))
 
 # %% [markdown]
 # The partial correlation falls from {glue:text}`ex_res_2:.3f` with two categories, not
@@ -390,8 +384,7 @@ print("weighting   mean sigma   standard deviation (± 1 s.e.)")
 for w, v in sigma_by_weight.items():
     print(f"{w:9s}   {np.mean(v):10.4f}   {spread[w]:.4f} ± "
           f"{spread[w] / np.sqrt(2 * (n_tables - 1)):.4f}")
-book.glue("ex_w_tables", n_tables)
-book.glue("ex_w_ratio", spread["efficient"] / spread["identity"])
+book.glue(ex_w_tables=n_tables, ex_w_ratio=spread["efficient"] / spread["identity"])
 
 # %% [markdown]
 # The efficient weighting's spread is {glue:text}`ex_w_ratio:.2f` times the identity

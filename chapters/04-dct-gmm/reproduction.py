@@ -5,13 +5,6 @@
 # > existing ones. (Sun et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Four tests on the same simulated data sets, in the same run:
 #
 # * **DCT-GMM**, the paper's test (`icml25.dct_gmm.ci_test`, phase one as in the official code);
@@ -51,6 +44,8 @@ from icml25.dct_gmm import (
     simulate,
 )
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(ns=(200, 1000), null_reps=60, power_ns=(200, 1000), power_reps=30,
                   strengths=(0.2, 0.4), pc_reps=3, pc_n=500, authors_sets=24),
@@ -77,9 +72,7 @@ METHODS = {
     "Fisher-z, codes": lambda obs, lat, t: fisher_z_test(obs, *t).p_value,
     "Fisher-z, latent (oracle)": lambda obs, lat, t: fisher_z_test(lat, *t).p_value,
 }
-# One colour and marker per test in every figure of the chapter.
-COLOURS = {"DCT-GMM": book.PALETTE[0], "DCT (binarised)": book.PALETTE[1],
-           "Fisher-z, codes": book.PALETTE[3], "Fisher-z, latent (oracle)": "black"}
+# One marker per test in every figure of the chapter.
 MARKERS = {"DCT-GMM": "o", "DCT (binarised)": "s", "Fisher-z, codes": "d",
            "Fisher-z, latent (oracle)": "^"}
 
@@ -115,7 +108,7 @@ def wilson(k, n):
 # Wilson intervals are printed below and drawn in {numref}`fig-04-size`.
 
 # %%
-book.glue("null_reps", size.null_reps)
+book.glue(null_reps=size.null_reps)
 names = list(STRUCTURES)
 null_p = {m: {n: [] for n in size.ns} for m in METHODS}
 null_structure = {n: [] for n in size.ns}
@@ -214,7 +207,7 @@ book.claim(
 # and drawn in {numref}`fig-04-power`.
 
 # %%
-book.glue("power_reps", size.power_reps)
+book.glue(power_reps=size.power_reps)
 POWER_METHODS = {m: METHODS[m]
                  for m in ("DCT-GMM", "DCT (binarised)", "Fisher-z, latent (oracle)")}
 
@@ -329,8 +322,7 @@ book.claim(
 # {glue:text}`pc_reps` data sets.
 
 # %%
-book.glue("pc_n", size.pc_n)
-book.glue("pc_reps", size.pc_reps)
+book.glue(pc_n=size.pc_n, pc_reps=size.pc_reps)
 PC_EDGES = [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)]
 truth = np.zeros((5, 5), dtype=bool)
 for a_, b_ in PC_EDGES:
@@ -400,7 +392,7 @@ for i in range(n_sets):
     codes = ref["codes"][ref["offsets"][i] : ref["offsets"][i + 1]]
     x, y, z = ref["tests"][i]
     ours_p.append(ci_test(codes, x, y, [z], alpha=ALPHA).p_value)
-book.glue("ours_seconds", (time.perf_counter() - t0) / n_sets)
+book.glue(ours_seconds=(time.perf_counter() - t0) / n_sets)
 ours_p = np.array(ours_p)
 AUTHORS_RUNS = {"as is": "p_as_is", "without the cell drop": "p_no_drop",
                 "without the cell drop, tight tolerance": "p_no_drop_xtol"}
@@ -413,13 +405,12 @@ for name, key in AUTHORS_RUNS.items():
         decisions=int(np.sum((ours_p < ALPHA) != (theirs < ALPHA))),
     )
 dropped = int(np.sum(np.abs(ref["p_as_is"] - ref["p_no_drop"])[:n_sets] > 1e-6))
-book.glue("n_authors_sets", n_sets)
-book.glue("authors_changed", dropped)
+book.glue(n_authors_sets=n_sets, authors_changed=dropped)
 for short, name in zip(("as_is", "no_drop", "tight"), AUTHORS_RUNS):
     for field, value in agreement[name].items():
         book.glue(f"authors_{short}_{field}", value)
-book.glue("authors_seconds", float(np.mean(ref["authors_seconds"][:n_sets])))
-book.glue("authors_table", markdown_table(
+book.glue(authors_seconds=float(np.mean(ref["authors_seconds"][:n_sets])))
+book.glue(authors_table=markdown_table(
     ["the authors' code", "Spearman with ours", "largest difference in p",
      f"decisions at {ALPHA} that differ"],
     [[name, f"{a['spearman']:.4f}", f"{a['max_diff']:.1e}", a["decisions"]]
@@ -513,9 +504,8 @@ print("   n   Type I error (95% interval)   share of cells with < 5 observations
 for n, (rate, sparse) in small_n.items():
     low, high = wilson(round(rate * small_reps), small_reps)
     print(f"{n:4d}   {rate:5.3f} ({low:.3f} to {high:.3f})   {sparse:26.2f}")
-book.glue("ex_small_reps", small_reps)
-book.glue("ex_small_50", small_n[50][0])
-book.glue("ex_small_sparse_50", small_n[50][1])
+book.glue(ex_small_reps=small_reps, ex_small_50=small_n[50][0],
+          ex_small_sparse_50=small_n[50][1])
 
 # %% [markdown]
 # At $n=50$ the rejection rate is {glue:text}`ex_small_50:.3f` against the nominal 0.05,
@@ -563,9 +553,9 @@ print("categories   power DCT-GMM   power DCT   gap")
 for levels, pw in cat_power.items():
     print(f"{levels:10d}   {pw['DCT-GMM']:13.2f}   {pw['DCT (binarised)']:9.2f}   "
           f"{pw['DCT-GMM'] - pw['DCT (binarised)']:+.2f}")
-book.glue("ex_cat_reps", cat_reps)
-book.glue("ex_cat_gap_2", cat_power[2]["DCT-GMM"] - cat_power[2]["DCT (binarised)"])
-book.glue("ex_cat_gap_8", cat_power[8]["DCT-GMM"] - cat_power[8]["DCT (binarised)"])
+book.glue(ex_cat_reps=cat_reps,
+          ex_cat_gap_2=cat_power[2]["DCT-GMM"] - cat_power[2]["DCT (binarised)"],
+          ex_cat_gap_8=cat_power[8]["DCT-GMM"] - cat_power[8]["DCT (binarised)"])
 
 # %% [markdown]
 # With 2 categories the gap is {glue:text}`ex_cat_gap_2:+.2f`, with 8
@@ -617,14 +607,12 @@ for label, (size_rate, power_rate) in mixed.items():
 power_ci = [wilson(round(v[1] * mix_reps), mix_reps) for v in mixed.values()]
 size_ok = all(wilson(round(v[0] * mix_reps), mix_reps)[0] <= ALPHA
               for v in mixed.values())
-book.glue("ex_mix_reps", mix_reps)
-book.glue("ex_mix_power_d", mixed["all discrete [4, 4, 4]"][1])
-book.glue("ex_mix_power_c", mixed["X1 continuous [4, 0, 4]"][1])
 overlap = power_ci[0][1] >= power_ci[1][0] and power_ci[1][1] >= power_ci[0][0]
-book.glue("ex_mix_overlap",
-          "overlap: with this many data sets the two cannot be told apart" if overlap
-          else "do not overlap")
-book.glue("ex_mix_size", "both size intervals reach down to 0.05 or below"
+book.glue(ex_mix_reps=mix_reps, ex_mix_power_d=mixed["all discrete [4, 4, 4]"][1],
+          ex_mix_power_c=mixed["X1 continuous [4, 0, 4]"][1],
+          ex_mix_overlap="overlap: with this many data sets the two cannot be told apart"
+          if overlap else "do not overlap",
+          ex_mix_size="both size intervals reach down to 0.05 or below"
           if size_ok else "a size interval lies above 0.05")
 
 # %% [markdown]

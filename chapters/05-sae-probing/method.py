@@ -30,6 +30,8 @@ import pandas as pd
 from icml25 import book
 from icml25 import sae_probing as sp
 
+from _chapter import LAYER, SAE_COLOUR
+
 SIZES = {
     # ex_*: the exercises' solutions (SAEs trained briefly, training draws per size)
     "quick": dict(n_latents=1024, epochs=3, sizes=(8, 64), ex_epochs=1, ex_reps=2),
@@ -40,11 +42,9 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-LAYER = 3  # the middle block, as the paper probes a middle layer
 data = sp.load()
 SAE_SEED = run.seed_of("sae-training")  # every SAE of the page: paired comparisons
 VAL_SEED = run.seed_of("validation-split")  # the probes' validation hold-out
-SAE_COLOUR = book.PALETTE[4]  # the SAE and its probe, in every figure of the chapter
 
 # %% [markdown]
 # ## The data
@@ -56,8 +56,7 @@ SAE_COLOUR = book.PALETTE[4]  # the SAE and its probe, in every figure of the ch
 # package's labels, often just 0 and 1 (1 = the property holds).
 
 # %%
-book.glue("n_sets", len(data.names))
-book.glue("n_ood", len(data.ood_names))
+book.glue(n_sets=len(data.names), n_ood=len(data.ood_names))
 pd.DataFrame({
     "classes (0 / 1)": [" / ".join(data.classes[n]) for n in data.names],
     "OOD test rows": [int(((data.dataset == n) & data.ood).sum()) for n in data.names],
@@ -77,17 +76,14 @@ pd.DataFrame({
 # auxiliary loss that revives dead latents.
 
 # %%
-book.glue("n_latents", size.n_latents)
+book.glue(n_latents=size.n_latents)
 X_all = data.rows(LAYER)
 sae, history = sp.train_sae(X_all, n_latents=size.n_latents, epochs=size.epochs,
                             seed=SAE_SEED)
 metrics = sp.sae_metrics(sae, X_all)
 ood_metrics = sp.sae_metrics(sae, data.rows(LAYER, ood=True))
-book.glue("fve", metrics["fve"])
-book.glue("ood_fve", ood_metrics["fve"])
-book.glue("l0", metrics["l0"])
-book.glue("dead", metrics["dead"])
-book.glue("epochs", size.epochs)
+book.glue(fve=metrics["fve"], ood_fve=ood_metrics["fve"], l0=metrics["l0"],
+          dead=metrics["dead"], epochs=size.epochs)
 
 # %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=3.0)
@@ -145,10 +141,9 @@ codes = sae.codes(X)
 difference = codes[y == 1].mean(0) - codes[y == 0].mean(0)
 top = int(np.argmax(np.abs(difference)))
 fires = codes[:, top] > 0
-book.glue("top_latent", top)
-book.glue("active_share", float(fires.mean()))
-book.glue("active_negative", float(fires[y == 0].mean()))
-book.glue("active_positive", float(fires[y == 1].mean()))
+book.glue(top_latent=top, active_share=float(fires.mean()),
+          active_negative=float(fires[y == 0].mean()),
+          active_positive=float(fires[y == 1].mean()))
 
 # %% tags=["hide-input", "remove-output"]
 CLASSES = {0: ("negative", "#999999"), 1: ("positive", book.PALETTE[5])}  # SST-2's
@@ -201,8 +196,8 @@ for n in size.sizes:
                          y[split.test], seed=VAL_SEED)
     rows.append(result.set_index("probe").test_auc.rename(n))
 comparison = pd.DataFrame(rows).rename_axis("training examples")
-book.glue("plain_ahead", int((comparison.logreg >= comparison.sae).sum()))
-book.glue("n_sizes", len(comparison))
+book.glue(plain_ahead=int((comparison.logreg >= comparison.sae).sum()),
+          n_sizes=len(comparison))
 comparison.round(3)
 
 # %% [markdown]
@@ -259,12 +254,11 @@ for n in (16, 256):
 direction = (pd.concat(direction_rows).pivot_table(index="n", columns="probe",
                                                    values="test_auc")
              .rename_axis("training examples")[["logreg", "sae", "raw top-k"]])
-book.glue("ex_dir_reps", size.ex_reps)
-book.glue("ex_dir_sae16", direction.loc[16, "sae"])
-book.glue("ex_dir_raw16", direction.loc[16, "raw top-k"])
-book.glue("ex_dir_full256", direction.loc[256, "logreg"])
-book.glue("ex_dir_raw256", direction.loc[256, "raw top-k"])
-book.glue("ex_dir_raw_ahead", direction.loc[16, "raw top-k"] - direction.loc[16, "sae"])
+book.glue(ex_dir_reps=size.ex_reps, ex_dir_sae16=direction.loc[16, "sae"],
+          ex_dir_raw16=direction.loc[16, "raw top-k"],
+          ex_dir_full256=direction.loc[256, "logreg"],
+          ex_dir_raw256=direction.loc[256, "raw top-k"],
+          ex_dir_raw_ahead=direction.loc[16, "raw top-k"] - direction.loc[16, "sae"])
 direction.round(3)
 
 # %% [markdown]
@@ -315,10 +309,8 @@ for k in (8, 32, 128):
                                                                  X_all)["fve"],
                     "SAE probe test AUC (16 examples)": np.mean(auc)})
 sparsity = pd.DataFrame(ks_rows).set_index("k")
-book.glue("ex_k_epochs", size.ex_epochs)
-book.glue("ex_k_fve8", sparsity.iloc[0, 0])
-book.glue("ex_k_fve128", sparsity.iloc[2, 0])
-book.glue("ex_k_best", int(sparsity.iloc[:, 1].idxmax()))
+book.glue(ex_k_epochs=size.ex_epochs, ex_k_fve8=sparsity.iloc[0, 0],
+          ex_k_fve128=sparsity.iloc[2, 0], ex_k_best=int(sparsity.iloc[:, 1].idxmax()))
 sparsity.round(3)
 
 # %% [markdown]
@@ -372,9 +364,8 @@ for rep in range(size.ex_reps):
         leak_rows.append({"SAE": label, "draw": rep, "test AUC": r.test_auc.iloc[0]})
 leak = pd.DataFrame(leak_rows).pivot(index="draw", columns="SAE", values="test AUC")
 leak_gap = leak["trained on all rows"] - leak["test texts held out"]
-book.glue("ex_leak_gap", leak_gap.mean())
-book.glue("ex_leak_min", leak_gap.min())
-book.glue("ex_leak_max", leak_gap.max())
+book.glue(ex_leak_gap=leak_gap.mean(), ex_leak_min=leak_gap.min(),
+          ex_leak_max=leak_gap.max())
 leak.round(3)
 
 # %% [markdown]

@@ -6,13 +6,6 @@
 # > baselines does not meaningfully improve performance. (Kantamneni, Engels et al., 2025)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The paper's four regimes, on the 20 data sets of [the method notebook](method.ipynb), at the middle
 # layer (block 3 of 6) of all-MiniLM-L6-v2:
 #
@@ -43,6 +36,9 @@ from sklearn.model_selection import cross_val_predict
 
 from icml25 import book
 from icml25 import sae_probing as sp
+from icml25.common.stats import bootstrap_ci
+
+from _chapter import LAYER, SAE_COLOUR
 
 SIZES = {
     # ex_*: the exercises' solutions (data sets, SAE epochs, extra split seeds)
@@ -62,7 +58,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-LAYER = 3
 data = sp.load()
 # Quick mode keeps the data sets with shifted test sets first, so that every regime
 # runs.
@@ -73,10 +68,10 @@ SWEEP_SEED = run.seed_of("sweep-splits")  # training, test and validation draws
 sae, _ = sp.train_sae(data.rows(LAYER), n_latents=size.n_latents, epochs=size.epochs,
                       seed=SAE_SEED)
 probes = sp.baseline_probes(size.grid, seed=PROBE_SEED) + sp.sae_probes(sae)
-# One colour per regime, and for the SAE probe and the raw-activation probe, in every
-# figure of the chapter.
+# One colour per regime, and for the raw-activation probe, in every figure of the chapter
+# (the SAE probe's is SAE_COLOUR).
 REGIME_COLOURS = dict(zip(sp.REGIMES, book.PALETTE[:4]))
-SAE_COLOUR, RAW_COLOUR = book.PALETTE[4], "black"
+RAW_COLOUR = "black"
 
 # %% [markdown]
 # ## 1. The sweep
@@ -87,8 +82,7 @@ SAE_COLOUR, RAW_COLOUR = book.PALETTE[4], "black"
 # with its grid; the data sets are spread over {glue:text}`jobs` processes.
 
 # %%
-book.glue("n_names", len(names))
-book.glue("jobs", size.jobs)
+book.glue(n_names=len(names), jobs=size.jobs)
 for regime, settings in size.settings.items():
     book.glue(regime, ", ".join(f"{s:g}" for s in settings))
 started = time.perf_counter()
@@ -97,8 +91,8 @@ results = pd.concat([
                   datasets=names, seed=SWEEP_SEED, n_jobs=size.jobs)
     for regime in sp.REGIMES
 ], ignore_index=True)
-book.glue("sweep_s", time.perf_counter() - started)
-book.glue("n_evals", len(results.groupby(["dataset", "regime", "setting"])))
+book.glue(sweep_s=time.perf_counter() - started,
+          n_evals=len(results.groupby(["dataset", "regime", "setting"])))
 mean_auc = results.pivot_table(index="regime", columns="probe", values="test_auc",
                                aggfunc="mean")
 mean_auc.loc[list(sp.REGIMES)].round(3)
@@ -126,11 +120,11 @@ quivers = sp.compare_quivers(results)
 rows = []
 for regime in sp.REGIMES:
     q = quivers[quivers.regime == regime]
-    mean, low, high = sp.bootstrap_mean_ci(
-        q.gain.to_numpy(), seed=run.seed_of(f"quiver-gain-bootstrap-{regime}"))
+    mean, (low, high) = bootstrap_ci(
+        q.gain.to_numpy(), n_boot=2000, seed=run.seed_of(f"quiver-gain-bootstrap-{regime}"))
     diff = wins_quiver[wins_quiver.regime == regime]
-    d_mean, d_low, d_high = sp.bootstrap_mean_ci(
-        (diff.sae - diff.baseline).to_numpy(),
+    d_mean, (d_low, d_high) = bootstrap_ci(
+        (diff.sae - diff.baseline).to_numpy(), n_boot=2000,
         seed=run.seed_of(f"difference-bootstrap-{regime}"))
     oracle = wins_oracle[wins_oracle.regime == regime]
     rows.append({
@@ -275,17 +269,13 @@ for name in names:
     rows.append(dict(dataset=name, raw=suspicion_auc(standardise(X), y_noisy, flipped),
                      sae=suspicion_auc(standardise(latents), y_noisy, flipped)))
 label_errors = pd.DataFrame(rows).set_index("dataset")
-mean_gap, gap_low, gap_high = sp.bootstrap_mean_ci(
-    (label_errors.sae - label_errors.raw).to_numpy(),
+mean_gap, (gap_low, gap_high) = bootstrap_ci(
+    (label_errors.sae - label_errors.raw).to_numpy(), n_boot=2000,
     seed=run.seed_of("label-error-bootstrap"))
-book.glue("raw_auc", label_errors.raw.mean())
-book.glue("sae_auc", label_errors.sae.mean())
-book.glue("gap", mean_gap)
-book.glue("gap_low", gap_low)
-book.glue("gap_high", gap_high)
+book.glue(raw_auc=label_errors.raw.mean(), sae_auc=label_errors.sae.mean(), gap=mean_gap,
+          gap_low=gap_low, gap_high=gap_high)
 raw, via_sae = label_errors.raw, label_errors.sae
-book.glue("sae_ahead", int((via_sae > raw).sum()))
-book.glue("n_label_sets", len(label_errors))
+book.glue(sae_ahead=int((via_sae > raw).sum()), n_label_sets=len(label_errors))
 
 
 def of_all(mask):
@@ -403,9 +393,7 @@ for layer in (LAYER, 6):
         "quiver gain": gain.mean(),
     })
 by_layer = pd.DataFrame(layer_rows).set_index("layer")
-book.glue("ex_n_sets", len(ex_names))
-book.glue("ex_epochs", size.ex_epochs)
-book.glue("sae_epochs", size.epochs)
+book.glue(ex_n_sets=len(ex_names), ex_epochs=size.ex_epochs, sae_epochs=size.epochs)
 for layer in (LAYER, 6):
     book.glue(f"ex_win_l{layer}", by_layer.loc[layer, "SAE beats chosen baseline"])
     book.glue(f"ex_gain_l{layer}", by_layer.loc[layer, "quiver gain"])
@@ -491,13 +479,12 @@ for name in ex_names:
             "pick by cross-validation": cv_test[max(members, key=cv.get)],
             "best probe on the test set": swept.test_auc[members].max()})
 choices = pd.DataFrame(choice_rows).groupby("quiver", sort=False).mean()
-book.glue("ex_cv_n", N_CV)
-book.glue("ex_cv_folds", FOLDS)
-book.glue("ex_val_pick", choices["pick on a validation split"].mean())
-book.glue("ex_cv_pick", choices["pick by cross-validation"].mean())
-book.glue("ex_best_pick", choices["best probe on the test set"].mean())
-book.glue("ex_cv_gain", choices["pick by cross-validation"].diff().iloc[1])
-book.glue("ex_val_gain", choices["pick on a validation split"].diff().iloc[1])
+book.glue(ex_cv_n=N_CV, ex_cv_folds=FOLDS,
+          ex_val_pick=choices["pick on a validation split"].mean(),
+          ex_cv_pick=choices["pick by cross-validation"].mean(),
+          ex_best_pick=choices["best probe on the test set"].mean(),
+          ex_cv_gain=choices["pick by cross-validation"].diff().iloc[1],
+          ex_val_gain=choices["pick on a validation split"].diff().iloc[1])
 choices.round(3)
 
 # %% [markdown]
@@ -564,11 +551,9 @@ for win in oracle_wins.itertuples():
 repeats = pd.DataFrame(repeat_rows, columns=[
     "dataset", "regime", "setting", "best AUC", "win", "mean difference, new splits",
     "p (one-sided)"])
-book.glue("ex_n_wins", len(repeats))
-book.glue("ex_near_chance", int((repeats["best AUC"] < 0.6).sum()))
-book.glue("ex_saturated", int((repeats["best AUC"] > 0.95).sum()))
-book.glue("ex_persist", int((repeats["p (one-sided)"] < 0.05).sum()))
-book.glue("ex_seeds", size.ex_seeds)
+book.glue(ex_n_wins=len(repeats), ex_near_chance=int((repeats["best AUC"] < 0.6).sum()),
+          ex_saturated=int((repeats["best AUC"] > 0.95).sum()),
+          ex_persist=int((repeats["p (one-sided)"] < 0.05).sum()), ex_seeds=size.ex_seeds)
 repeats.round(3)
 
 # %% [markdown]

@@ -37,6 +37,8 @@ import numpy as np
 from icml25 import book
 from icml25 import motion_transfer as M
 
+from _chapter import EDGES
+
 SIZES = {
     "quick": dict(n_videos=6),
     "book": dict(n_videos=30),
@@ -47,7 +49,6 @@ size = run.size
 models, (evaluator, eval_record), config = M.load_models(seed)
 COLOURS = {"plain": "0.45", "bidirectional": book.PALETTE[0],
            "farneback": book.PALETTE[1], "keypoints": book.PALETTE[3]}
-EDGES = (3.0, 6.0)
 
 # %% [markdown]
 # ## Sprites whose keypoints are known
@@ -75,10 +76,8 @@ counts = np.bincount(bins, minlength=3)
 print(f"{len(bins)} test pairs: {counts[0]} small, {counts[1]} medium, "
       f"{counts[2]} large (median displacement "
       f"{np.median(pairs['displacement']):.1f} px)")
-book.glue("img_side", M.SIZE)
-book.glue("n_frames", config["n_frames"])
-book.glue("edge_small", f"{EDGES[0]:g}")
-book.glue("edge_large", f"{EDGES[1]:g}")
+book.glue(img_side=M.SIZE, n_frames=config["n_frames"], edge_small=f"{EDGES[0]:g}",
+          edge_large=f"{EDGES[1]:g}")
 
 # %% tags=["remove-output"]
 video = int(np.argmax(pairs["displacement"].reshape(size.n_videos, -1)[:, -1]))
@@ -191,17 +190,15 @@ book.show_figure(fig, "fig_sprites")
 # %%
 for name, (_, rec) in models.items():
     print(f"{name:14s} backbone {config['steps']} + {config['finetune']} steps, "
-          f"{rec['cpu_s']:5.0f} s CPU, last reconstruction L1 "
+          "last reconstruction L1 "
           f"{rec['finetune']['recon'][-1]:.3f}")
 det_err = np.linalg.norm(M.detect(evaluator, pairs["driving"]) - pairs["joints_d"],
                          axis=-1).mean()
 print(f"pose detector: mean error {det_err:.2f} px on the real test frames")
-book.glue("steps", config["steps"])
-book.glue("finetune", config["finetune"])
-book.glue("n_train_videos", config["n_videos"])
-book.glue("det_err", float(det_err))
-book.glue("ckpt_kb", int(book.data.path(M.CHECKPOINT).stat().st_size / 1024))
-book.glue("n_params", f"{sum(p.numel() for p in models['plain'][0].parameters()):,}")
+book.glue(steps=config["steps"], finetune=config["finetune"],
+          n_train_videos=config["n_videos"], det_err=float(det_err),
+          ckpt_kb=int(book.data.path(M.CHECKPOINT).stat().st_size / 1024),
+          n_params=f"{sum(p.numel() for p in models['plain'][0].parameters()):,}")
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=2.6)
@@ -256,11 +253,9 @@ print(f"displacement {pairs['displacement'][i]:.1f} px; selector picks t = "
       f"{anytime['t'][0]}")
 print("L1 against the driving frame: "
       + ", ".join(f"{k} {v:.3f}" for k, v in err.items()))
-book.glue("demo_disp", float(pairs["displacement"][i]))
-book.glue("demo_direct", float(err["direct"]))
-book.glue("demo_selected", float(M.l1(anytime["output"], d)[0]))
-book.glue("demo_none", float(M.l1(s, d)[0]))
-book.glue("demo_t", float(anytime["t"][0]))
+book.glue(demo_disp=float(pairs["displacement"][i]), demo_direct=float(err["direct"]),
+          demo_selected=float(M.l1(anytime["output"], d)[0]),
+          demo_none=float(M.l1(s, d)[0]), demo_t=float(anytime["t"][0]))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(6, 2, height=1.35)
@@ -402,7 +397,7 @@ still, _ = M.akd_mkr(M.detect(evaluator, pairs["source"]), real)
 for b, name in enumerate(("small", "medium", "large")):
     print(f"{name:7s} detector floor {floor[bins == b].mean():.2f} px, "
           f"no motion {still[bins == b].mean():.2f} px")
-book.glue("ex_floor", float(floor.mean()))
+book.glue(ex_floor=float(floor.mean()))
 
 # %% [markdown]
 # ```{solution-end}

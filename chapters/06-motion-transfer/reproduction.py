@@ -15,13 +15,6 @@
 # it tests the paper's principle, not its network, whose details are not public.
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Test pairs take the first frame of a held-out video as source and each later frame as
 # driving frame (the FOMM reconstruction protocol), so the exact target is the driving
 # frame itself. Metrics, per pair: **AKD**, the mean distance in pixels between the joints
@@ -58,6 +51,8 @@ import numpy as np
 from icml25 import book
 from icml25 import motion_transfer as M
 
+from _chapter import EDGES
+
 SIZES = {
     "quick": dict(n_videos=6, n_boot=300),
     "book": dict(n_videos=40, n_boot=4000),
@@ -66,7 +61,6 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 models, (evaluator, _), config = M.load_models(seed)
-EDGES = (3.0, 6.0)
 BINS = ("small", "medium", "large")
 COLOURS = {"direct": "0.45", "anytime": book.PALETTE[0],
            "plain_anytime": book.PALETTE[5], "bidir_direct": book.PALETTE[7],
@@ -76,7 +70,7 @@ LABELS = {"direct": "direct (plain)", "anytime": "anytime (bidirectional)",
           "plain_anytime": "anytime (plain)", "bidir_direct": "direct (bidirectional)",
           "midpoint": "midpoint (bidirectional)", "farneback": "Farnebäck direct",
           "farneback_chain": "Farnebäck chained"}
-book.glue("n_boot", f"{size.n_boot:,}")
+book.glue(n_boot=f"{size.n_boot:,}")
 
 # %% [markdown]
 # ## 1. All methods on the same test pairs
@@ -121,15 +115,14 @@ for name, m in metrics.items():
     print(f"{LABELS.get(name, name):26s} "
           + " ".join(f"{m['akd'][bins == b].mean():11.2f}" for b in range(3))
           + f" {m['mkr'][bins == 2].mean():10.3f} {m['l1'][bins == 2].mean():9.4f}")
-book.glue("n_pairs", f"{len(bins):,}")
+book.glue(n_pairs=f"{len(bins):,}")
 for metric in ("akd", "l1"):
     book.glue(f"{metric}_none_large",
               float(metrics["no motion"][metric][bins == 2].mean()))
     for name in ("farneback", "farneback_chain"):
         book.glue(f"{metric}_{name}_large",
                   float(metrics[name][metric][bins == 2].mean()))
-book.glue("n_large", int(counts[2]))
-book.glue("n_small", int(counts[0]))
+book.glue(n_large=int(counts[2]), n_small=int(counts[0]))
 
 # %%
 gain = {metric: M.gain_by_bin(metrics["direct"][metric], metrics["anytime"][metric],
@@ -335,9 +328,9 @@ for b, name in enumerate(BINS):
 ratio = {k: seconds[k] / seconds["direct"] for k in seconds if k != "direct"}
 print("time relative to the direct transfer:\n"
       + "\n".join(f"  {LABELS[k]} {v:.1f}x" for k, v in ratio.items()))
-book.glue("ratio_anytime", ratio["anytime"])
-book.glue("ratio_chain", seconds["farneback_chain"] / seconds["farneback"])
-book.glue("pick_large_075", float(picked[2, 2]))
+book.glue(ratio_anytime=ratio["anytime"],
+          ratio_chain=seconds["farneback_chain"] / seconds["farneback"],
+          pick_large_075=float(picked[2, 2]))
 
 # %% [markdown]
 # The anytime transfer costs {glue:text}`ratio_anytime:.1f` times the direct transfer in
@@ -380,10 +373,8 @@ book.glue("pick_large_075", float(picked[2, 2]))
 #   intermediate images.
 
 # %%
-book.glue("img_side", M.SIZE)
-book.glue("n_params", f"{sum(p.numel() for p in plain.parameters()):,}")
-book.glue("steps", config["steps"])
-book.glue("finetune", config["finetune"])
+book.glue(img_side=M.SIZE, n_params=f"{sum(p.numel() for p in plain.parameters()):,}",
+          steps=config["steps"], finetune=config["finetune"])
 
 # %% [markdown]
 # ## Exercise
@@ -422,7 +413,7 @@ for b, name in enumerate(BINS):
     print(f"{name:7s} direct picked {np.mean(pick[bins == b] == 0):5.2f}; AKD "
           f"{akd_refuse[bins == b].mean():.2f} px (selector without it "
           f"{metrics['anytime']['akd'][bins == b].mean():.2f})")
-book.glue("ex_refuse_small", float(np.mean(pick[bins == 0] == 0)))
+book.glue(ex_refuse_small=float(np.mean(pick[bins == 0] == 0)))
 
 # %% [markdown]
 # The direct transfer is picked for {glue:text}`ex_refuse_small:.0%` of the small

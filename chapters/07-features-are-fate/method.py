@@ -27,6 +27,8 @@ import numpy as np
 from icml25 import book
 from icml25 import transfer_theory as tt
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(d_pre=20, pre_steps=300, d_check=16, n_check=8, checks=3,
                   weight_steps=3000, d_ex=60, seeds_ex=4),
@@ -37,9 +39,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# one colour per learner, in both notebooks of the chapter
-COLOURS = {"scratch": book.PALETTE[0], "linear": book.PALETTE[1],
-           "finetune": book.PALETTE[2], "source": book.PALETTE[4], "theory": "0.25"}
 
 # %% [markdown]
 # ## The model
@@ -84,12 +83,8 @@ imbalance = np.linalg.norm(
     - pretrained[1][:, :, None] * pretrained[1][:, None, :], axis=(1, 2))
 top_alignment = np.abs(np.einsum(
     "bd,bd->b", np.linalg.svd(pretrained[0])[0][:, :, 0], tasks.beta_s))
-book.glue("n_pre", 4)
-book.glue("d_pre", size.d_pre)
-book.glue("sv1", sv_end[:, 0].mean())
-book.glue("sv2", sv_end[:, 1].mean())
-book.glue("alignment", top_alignment.min())
-book.glue("imbalance", imbalance.max())
+book.glue(n_pre=4, d_pre=size.d_pre, sv1=sv_end[:, 0].mean(), sv2=sv_end[:, 1].mean(),
+          alignment=top_alignment.min(), imbalance=imbalance.max())
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=2.8)
@@ -164,7 +159,7 @@ for name, angle in (("40°", np.radians(40)), ("80°", np.radians(80))):
     toy[name] = (beta_s2, paths(pre2, cov2, target2, 600))
 scratch_start = tt.init_deep_linear(2, 2, 1e-2, rng=toy_rng)
 toy["scratch"] = (None, paths(scratch_start, cov2, target2, 1500))
-book.glue("toy_scratch_risk", float(((toy["scratch"][1][-1] - beta_t2) ** 2).sum()))
+book.glue(toy_scratch_risk=float(((toy["scratch"][1][-1] - beta_t2) ** 2).sum()))
 for name in ("40°", "80°"):
     end = toy[name][1][-1]
     book.glue(f"toy_ft_risk_{name[:2]}", float(((end - beta_t2) ** 2).sum()))
@@ -275,14 +270,11 @@ ends = {
 }
 flow_gap = float(np.abs(risk(ends["weights, step 0.01"])
                         - risk(ends["end-to-end flow"])).max())
-book.glue("n_checks", size.checks)
-book.glue("d_check", d)
-book.glue("n_check", n)
-book.glue("flow_gap", flow_gap)
-book.glue("big_step_gap", float(np.abs(risk(ends["weights, step 0.1"])
-                                       - risk(ends["end-to-end flow"])).max()))
-book.glue("c1_gap", float(np.abs(risk(ends["c = 1 (eq. 15)"])
-                                 - risk(ends["end-to-end flow"])).max()))
+book.glue(n_checks=size.checks, d_check=d, n_check=n, flow_gap=flow_gap,
+          big_step_gap=float(np.abs(risk(ends["weights, step 0.1"])
+                                    - risk(ends["end-to-end flow"])).max()),
+          c1_gap=float(np.abs(risk(ends["c = 1 (eq. 15)"])
+                              - risk(ends["end-to-end flow"])).max()))
 
 # %% tags=["nbval-check-output"]
 print("fine-tuning risk per data set")
@@ -341,8 +333,8 @@ ax.set_xlabel("angle θ (degrees)")
 ax.set_ylabel(r"$\mathcal{T}_{ft}/(1-\gamma)$ at $\gamma=0.5$")
 ax.legend(loc="upper right")
 book.show_figure(fig, "fig_closed_forms")
-book.glue("theta_star_1", np.degrees(tt.break_even_angle(0.5, 1.0)))
-book.glue("c_sigma_1", tt.finetune_scale(0.5, 1.0))
+book.glue(theta_star_1=np.degrees(tt.break_even_angle(0.5, 1.0)),
+          c_sigma_1=tt.finetune_scale(0.5, 1.0))
 
 
 # %% [markdown]
@@ -407,8 +399,7 @@ print("eq. (13)         " + "  ".join(f"{v:6.4f}" for v in tt.risk_linear_transf
     np.pi / 4, lams)))
 print("n = 2000, σ=0.2  " + "  ".join(f"{v:6.4f}" for v in large_n))
 print("n = 10,   σ=1.5  " + "  ".join(f"{v:6.4f}" for v in small_n))
-book.glue("ex_ridge_small_0", small_n[0])
-book.glue("ex_ridge_small_best", small_n.min())
+book.glue(ex_ridge_small_0=small_n[0], ex_ridge_small_best=small_n.min())
 
 # %% [markdown]
 # At $n=10$ the risk falls from {glue:text}`ex_ridge_small_0:.2f` at $\lambda=0$ to
@@ -453,8 +444,7 @@ theory_45 = tt.transfer_gain_finetune(0.5, angles_45, sigma_45)
 for a, g, th in zip((40, 45, 50), gains, theory_45):
     print(f"{a:4d}°   {g.mean():+.3f} ± {g.std(ddof=1) / np.sqrt(g.size):.3f}"
           f"              {th:+.3f}")
-book.glue("sigma_45", sigma_45)
-book.glue("ex_d", size.d_ex)
+book.glue(sigma_45=sigma_45, ex_d=size.d_ex)
 
 # %% [markdown]
 # $\sigma=$ {glue:text}`sigma_45:.4f`: a noise variance two and a half times the signal's.

@@ -11,13 +11,6 @@
 # > (Tahir, Ganguli & Rotskoff, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Every simulated network is trained by gradient flow of a balanced two-layer linear network
 # (`icml25.transfer_theory`, built in [the method](method.ipynb)), pretrained on the source's
 # population loss, and compared with the closed forms in the same run. The thresholds of the
@@ -38,6 +31,8 @@ from sklearn.linear_model import Ridge
 
 from icml25 import book
 from icml25 import transfer_theory as tt
+
+from _chapter import COLOURS
 
 SIZES = {
     "quick": dict(
@@ -71,8 +66,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-COLOURS = {"scratch": book.PALETTE[0], "linear": book.PALETTE[1],
-           "finetune": book.PALETTE[2], "source": book.PALETTE[4], "theory": "0.25"}
 NAMES = {"scratch": "scratch", "linear": "linear transfer", "finetune": "fine-tuning"}
 
 
@@ -127,14 +120,10 @@ stats = {
     "finetune": cell_stats(sim.risk["finetune"]),
 }
 converged = np.mean([sim.converged[k].mean() for k in sim.converged])
-book.glue("d", size.d)
-book.glue("n_gammas", len(size.gammas))
-book.glue("n_theta", size.n_theta)
-book.glue("theta_step", 90 / (size.n_theta - 1))
-book.glue("seeds", size.seeds)
-book.glue("sim_seconds", sim_seconds)
-book.glue("converged_pct", 100 * converged)
-book.glue("max_steps_used", int(max(sim.steps[k].max() for k in sim.steps)))
+book.glue(d=size.d, n_gammas=len(size.gammas), n_theta=size.n_theta,
+          theta_step=90 / (size.n_theta - 1), seeds=size.seeds, sim_seconds=sim_seconds,
+          converged_pct=100 * converged,
+          max_steps_used=int(max(sim.steps[k].max() for k in sim.steps)))
 
 # %% [markdown]
 # ### Finite $n$ at small $d$
@@ -162,10 +151,9 @@ for n in size.small_ns:
 small_mean, small_se = np.array(small_mean), np.array(small_se)      # (n, θ)
 small_expected = tt.risk_linear_transfer_finite(small_thetas[None], np.array(
     size.small_ns)[:, None], 0.2)
-book.glue("d_small", size.d_small)
-book.glue("small_reps", size.small_reps)
-book.glue("bare_miss", float(np.abs(small_mean - np.sin(small_thetas) ** 2).max()))
-book.glue("n_smallest", size.small_ns[0])
+book.glue(d_small=size.d_small, small_reps=size.small_reps,
+          bare_miss=float(np.abs(small_mean - np.sin(small_thetas) ** 2).max()),
+          n_smallest=size.small_ns[0])
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, 2, height=2.9)
@@ -321,12 +309,9 @@ for g in peer_gammas:
     peer["ridge_s"] += time.perf_counter() - t0
     coef_gap = max(coef_gap, float(np.abs(coef - ref).max()))
     count += len(thetas) * size.peer_seeds
-book.glue("peer_instances", count)
-book.glue("flow_over_lstsq", peer["flow_s"] / peer["lstsq_s"])
-book.glue("ridge_over_ours", peer["ridge_s"] / peer["ours_lt_s"])
-book.glue("risk_gap", risk_gap)
-book.glue("end_gap", end_gap)
-book.glue("coef_gap", coef_gap)
+book.glue(peer_instances=count, flow_over_lstsq=peer["flow_s"] / peer["lstsq_s"],
+          ridge_over_ours=peer["ridge_s"] / peer["ours_lt_s"], risk_gap=risk_gap,
+          end_gap=end_gap, coef_gap=coef_gap)
 
 # %%
 print(f"{'':34s}{'largest difference':>20s}{'time ratio':>14s}")
@@ -442,12 +427,9 @@ per_gamma = [crossing(np.degrees(thetas), sim.gain("finetune")[0, i].mean(-1))
              for i in np.flatnonzero(below)]
 above_max = (float(np.abs(sim.gain("finetune")[:, ~below]).max()) if (~below).any()
              else 0.0)
-book.glue("theta_cross", theta_cross)
-book.glue("cross_low", cross_interval[0])
-book.glue("cross_high", cross_interval[1])
-book.glue("per_gamma_low", float(np.nanmin(per_gamma)))
-book.glue("per_gamma_high", float(np.nanmax(per_gamma)))
-book.glue("above_max", above_max)
+book.glue(theta_cross=theta_cross, cross_low=cross_interval[0],
+          cross_high=cross_interval[1], per_gamma_low=float(np.nanmin(per_gamma)),
+          per_gamma_high=float(np.nanmax(per_gamma)), above_max=above_max)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -524,16 +506,12 @@ noise_gain = noise_sim.gain("finetune")[0, 0]                             # (θ,
 noise_cross, noise_interval = bootstrap_crossing(
     np.array(size.noise_thetas), noise_gain, "bootstrap: noise crossing")
 theta_star = float(np.degrees(tt.break_even_angle(0.5, 1.0)))
-book.glue("theta_star", theta_star)
-book.glue("shift_1", 60 - theta_star)
-book.glue("shift_02", float(60 - np.degrees(tt.break_even_angle(
-    np.linspace(0.01, 0.8, 80), 0.2)).min()))
-book.glue("d_noise", size.d_noise)
-book.glue("noise_seeds", size.noise_seeds)
-book.glue("noise_step", size.noise_thetas[1] - size.noise_thetas[0])
-book.glue("noise_cross", noise_cross)
-book.glue("noise_low", noise_interval[0])
-book.glue("noise_high", noise_interval[1])
+book.glue(theta_star=theta_star, shift_1=60 - theta_star,
+          shift_02=float(60 - np.degrees(tt.break_even_angle(
+              np.linspace(0.01, 0.8, 80), 0.2)).min()),
+          d_noise=size.d_noise, noise_seeds=size.noise_seeds,
+          noise_step=size.noise_thetas[1] - size.noise_thetas[0], noise_cross=noise_cross,
+          noise_low=noise_interval[0], noise_high=noise_interval[1])
 
 ridge_lams = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
 ridge_tasks = tt.make_tasks(size.d_noise, size.ridge_reps, run.seed_of("ridge tasks"))
@@ -549,8 +527,7 @@ ridge_risk = np.array([  # (λ, θ, reps)
     for lam in ridge_lams])
 ridge_mean, ridge_se = cell_stats(ridge_risk)
 ridge_expected = tt.risk_linear_transfer(small_thetas[None], ridge_lams[:, None])
-book.glue("n_ridge", n_ridge)
-book.glue("ridge_reps", size.ridge_reps)
+book.glue(n_ridge=n_ridge, ridge_reps=size.ridge_reps)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)
@@ -639,14 +616,11 @@ rsim = tt.simulate_relu_transfer(
     steps=relu["steps"])
 relu_seconds = time.perf_counter() - start
 relu_gain = {k: cell_stats(rsim.gain(k)) for k in ("linear", "finetune")}   # (μ, n)
-book.glue("relu_d", relu["d"])
-book.glue("relu_k", relu["k"])
-book.glue("relu_m", relu["m"])
-book.glue("relu_seconds", relu_seconds)
-book.glue("relu_pre_risk", float(rsim.pretrain_risk.max()))
-book.glue("relu_span_max", float(rsim.out_of_span.mean(1).max()))
-book.glue("relu_floor_max", float(rsim.student_floor.mean(1).max()))
-book.glue("relu_mu_max", float(rsim.mus[-1]))
+book.glue(relu_d=relu["d"], relu_k=relu["k"], relu_m=relu["m"], relu_seconds=relu_seconds,
+          relu_pre_risk=float(rsim.pretrain_risk.max()),
+          relu_span_max=float(rsim.out_of_span.mean(1).max()),
+          relu_floor_max=float(rsim.student_floor.mean(1).max()),
+          relu_mu_max=float(rsim.mus[-1]))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.1, sharey=True)
@@ -791,9 +765,7 @@ onset = np.degrees(np.arccos(1 - sigma_b))
 print(f"positive band at theta = 90°: gamma in ({band[0]:.3f}, {band[1]:.3f})")
 print("sign of eq. (11) just outside, inside, inside, outside:", signs)
 print(f"negative transfer below gamma = 1 needs theta > {onset:.1f}°")
-book.glue("band_low", band[0])
-book.glue("band_high", band[1])
-book.glue("onset", onset)
+book.glue(band_low=band[0], band_high=band[1], onset=onset)
 
 # %% [markdown]
 # The band is $\gamma\in($ {glue:text}`band_low:.3f` $,$ {glue:text}`band_high:.3f` $)$:
@@ -860,10 +832,7 @@ print("angle  " + "  ".join(f"{x:6.0f}" for x in np.degrees(fs_angles)))
 print("gain   " + "  ".join(f"{x:+6.3f}" for x in fs_gain))
 print(f"simulated crossing {fs_cross:.1f}°; c = 1: {paper_angle:.1f}°; "
       f"c = {c:.3f}: {balanced_angle:.1f}°")
-book.glue("fs_cross", fs_cross)
-book.glue("fs_paper", paper_angle)
-book.glue("fs_balanced", balanced_angle)
-book.glue("fs_c", c)
+book.glue(fs_cross=fs_cross, fs_paper=paper_angle, fs_balanced=balanced_angle, fs_c=c)
 
 # %% [markdown]
 # The simulated crossing is at {glue:text}`fs_cross:.1f`°; the formula with $c=1$ gives

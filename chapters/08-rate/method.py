@@ -95,7 +95,7 @@ for label, c in [("y (W=1)", code), ("Re(y, 0)", once), ("Re(Re(y, 0), 1)", twic
 # and mirror images for the $W=0$ reviews (ATU); the ATE weights the two by the group sizes.
 
 # %%
-book.glue("n_toy", size.n)
+book.glue(n_toy=size.n)
 probs = rate.design("sentiment", phi=0.8)
 reviews, codes = rate.sample(pool.size, size.n, probs, run.rng("confounded sample"))
 estimates = rate.effects_from_table(table, reviews, codes, fixer, rewriter_rng)
@@ -181,7 +181,7 @@ book.show_figure(fig, "fig_contrasts")
 pushy = rate.RuleRewriter("sentiment", fix_typos=1.0, push={"length": 1})
 pushy_estimates = rate.effects_from_table(table, reviews, codes, pushy, rewriter_rng)
 biased = pushy_estimates.estimate[("RATE", "ATE")]
-book.glue("pushy_bias", biased - truth["ATE"])
+book.glue(pushy_bias=biased - truth["ATE"])
 
 
 # %% [markdown]
@@ -245,8 +245,8 @@ for label, rows_ in single_checks.items():
     for target, (measured, exact_c, const_c) in rows_.items():
         print(f"{'':18s}{target}   {measured:+13.4f}   {exact_c:+16.4f}   "
               f"{const_c:+19.4f}")
-book.glue("ex_single_att0", single_checks["phi = 0"]["ATT"][0])
-book.glue("ex_single_ate0", single_checks["phi = 0"]["ATE"][0])
+book.glue(ex_single_att0=single_checks["phi = 0"]["ATT"][0],
+          ex_single_ate0=single_checks["phi = 0"]["ATE"][0])
 
 # %% [markdown]
 # With the exact penalty of each review the formula reproduces the measured biases to the
@@ -296,8 +296,7 @@ for q in (0.25, 0.5, 0.75):
               for k in range(20)]
     coin_bias[q] = np.mean(errors)
     print(f"{q:4.2f}   {coin_bias[q]:+32.4f}   {q * (1 - q) * c_typo_w1:+31.4f}")
-book.glue("ex_coin_half", coin_bias[0.5])
-book.glue("ex_coin_formula", 0.25 * c_typo_w1)
+book.glue(ex_coin_half=coin_bias[0.5], ex_coin_formula=0.25 * c_typo_w1)
 
 # %% [markdown]
 # At $q=1/2$ RATE's ATT is off by {glue:text}`ex_coin_half:+.4f` on average against
@@ -352,7 +351,7 @@ null_est = rate.estimate(w_a, null_table[r_a, c_a], null_table[r_a, once_a],
 print("reward blind to sentiment: RATE ATE = "
       f"{null_est.estimate[('RATE', 'ATE')]:+.4f}, "
       f"naive ATE = {null_est.estimate[('naive', 'ATE')]:+.4f}")
-book.glue("ex_llm_null_naive", null_est.estimate[("naive", "ATE")])
+book.glue(ex_llm_null_naive=null_est.estimate[("naive", "ATE")])
 
 # %% [markdown]
 # The audit separates the two rewriters at once: both fix every typo'd review in both

@@ -6,13 +6,6 @@
 # > empirically that it is an effective estimator. (Reber et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The paper's semi-synthetic experiment downsamples IMDB so that the target attribute becomes more
 # and more correlated with another one, and watches the estimators drift. We do the same with the
 # review generator of [the method notebook](method.ipynb), where every review exists in all 16
@@ -95,10 +88,9 @@ def utility(c):
     return sum(v * rate.get(c, k) for k, v in rate.UTILITY.items())
 
 
-book.glue("pairs", size.pairs)
-book.glue("rm_acc", np.mean((learned[ra, ca] > learned[rb, cb]) == label))
-book.glue("oracle_acc", np.mean(np.where(utility(ca) == utility(cb), 0.5,
-                                         (utility(ca) > utility(cb)) == label)))
+book.glue(pairs=size.pairs, rm_acc=np.mean((learned[ra, ca] > learned[rb, cb]) == label),
+          oracle_acc=np.mean(np.where(utility(ca) == utility(cb), 0.5,
+                                      (utility(ca) > utility(cb)) == label)))
 pd.DataFrame({
     name: {a: rate.individual_effects(table, a).mean() for a in rate.ATTRIBUTES}
     for name, table in REWARDS.items()
@@ -117,8 +109,7 @@ pd.DataFrame({
 # population effect, known exactly.
 
 # %%
-book.glue("seeds", size.seeds)
-book.glue("n", size.n)
+book.glue(seeds=size.seeds, n=size.n)
 
 
 def bias_sweep(table, target, designs, rewriters, n, reps, name):
@@ -153,7 +144,7 @@ sweep = pd.concat([
     .assign(reward=name)
     for name, table in REWARDS.items()
 ])
-book.glue("sweep_s", time.perf_counter() - started)
+book.glue(sweep_s=time.perf_counter() - started)
 
 
 # %% tags=["hide-input", "remove-output"]
@@ -318,9 +309,7 @@ def clean_truth(table, attribute):
     return ite[~rate.get(np.arange(rate.N_VERSIONS), "typos")].mean()
 
 
-book.glue("cover_reps", size.cover_reps)
-book.glue("cover_n", size.cover_n)
-book.glue("boot_reps", size.boot_reps)
+book.glue(cover_reps=size.cover_reps, cover_n=size.cover_n, boot_reps=size.boot_reps)
 coverage, widths, timing = [], {}, {"normal": 0.0, "bootstrap": 0.0}
 for name, table in REWARDS.items():
     truth = rate.true_effects(table, "sentiment", mid)["ATE"]
@@ -354,9 +343,9 @@ for name, table in REWARDS.items():
         coverage.append(dict(reward=name, estimator=e, coverage=k / reps, low=lo,
                              high=hi, reps=reps))
 coverage = pd.DataFrame(coverage)
-book.glue("boot_ratio", (timing["bootstrap"] / size.boot_reps)
-          / (timing["normal"] / size.cover_reps))
-book.glue("width_ratio", np.mean(np.concatenate(list(widths.values()))))
+book.glue(boot_ratio=(timing["bootstrap"] / size.boot_reps)
+          / (timing["normal"] / size.cover_reps),
+          width_ratio=np.mean(np.concatenate(list(widths.values()))))
 # Shown: one row per estimator, one column per reward; the sample count only where it
 # is not cover_reps (the bootstrap's).
 shown = coverage.assign(
@@ -612,11 +601,9 @@ for n in (30, 100, size.cover_n, 5000):
     print(f"{n:5d}   {predicted:18.3f}   {simulated:18.3f}")
 n_half = size.cover_n * (1.96 * s_ref / b_naive) ** 2  # where b/s = 1.96
 print(f"coverage about one half where |b| / s = 1.96: n = {n_half:.0f}")
-book.glue("ex_pow_reps", pow_reps)
-book.glue("ex_pow_z100", abs(b_naive) / (s_ref * np.sqrt(size.cover_n / 100)))
-book.glue("ex_pow_n_half", n_half)
-book.glue("ex_pow_100", pow_rows[100][1])
-book.glue("ex_pow_5000", pow_rows[5000][1])
+book.glue(ex_pow_reps=pow_reps,
+          ex_pow_z100=abs(b_naive) / (s_ref * np.sqrt(size.cover_n / 100)),
+          ex_pow_n_half=n_half, ex_pow_100=pow_rows[100][1], ex_pow_5000=pow_rows[5000][1])
 
 
 # %% [markdown]
@@ -681,11 +668,9 @@ for name, table in (("chapter's", learned), ("with interaction", interaction_rew
     clean = clean_truth(table, "length")
     int_rows[name] = (rate_ate, population, clean)
     print(f"{name:17s}  {rate_ate:+15.3f}   {population:+17.3f}   {clean:+19.3f}")
-book.glue("ex_int_pairs", int_pairs)
-book.glue("ex_int_reps", int_reps)
+book.glue(ex_int_pairs=int_pairs, ex_int_reps=int_reps)
 with_int = int_rows["with interaction"]
-book.glue("ex_int_bias", with_int[0] - with_int[1])
-book.glue("ex_int_gap", with_int[2] - with_int[1])
+book.glue(ex_int_bias=with_int[0] - with_int[1], ex_int_gap=with_int[2] - with_int[1])
 
 
 # %% [markdown]
@@ -751,8 +736,7 @@ for q in (0.25, 0.5, 0.75):
     thrice[q] = (two, three)
     print(f"{q:4.2f}   {two:+17.4f}   {three:+10.4f}   {three / two:5.2f}   "
           f"{q - 1:8.2f}")
-book.glue("ex_thrice_reps", thrice_reps)
-book.glue("ex_thrice_ratio", thrice[0.5][1] / thrice[0.5][0])
+book.glue(ex_thrice_reps=thrice_reps, ex_thrice_ratio=thrice[0.5][1] / thrice[0.5][0])
 
 # %% [markdown]
 # The third rewrite shrinks the bias by about $1-q$ in size and flips its sign (at $q=1/2$

@@ -31,6 +31,8 @@ import numpy as np
 from icml25 import book
 from icml25 import selfcite as sc
 
+from _chapter import KIND_NAMES, LIMIT
+
 SIZES = {
     "quick": dict(n_candidates=10, ablations=(4, 8, 16), ex_items=10),
     "book": dict(n_candidates=10, ablations=(4, 8, 12, 16, 24, 32), ex_items=40),
@@ -38,14 +40,10 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-LIMIT = 32  # the length guard's token limit at this scale (the paper: 384)
 # one colour per sentence kind, in both notebooks of the chapter
 KIND_COLOURS = {"gold": book.PALETTE[2], "lexical": book.PALETTE[1],
                 "other_entity": book.PALETTE[0], "near_duplicate": book.PALETTE[3],
                 "filler": "0.6"}
-KIND_NAMES = {"gold": "gold", "lexical": "lexical overlap",
-              "other_entity": "other entity", "near_duplicate": "near-duplicate",
-              "filler": "unrelated"}
 
 # %% [markdown]
 # ## 1. A question, its context and a statement
@@ -78,8 +76,7 @@ print(f"question: {item.question}")
 print(f"statement: {item.statement}\n")
 for i, (s, kind) in enumerate(zip(item.sentences, item.kinds)):
     print(f"[{i + 1}] {s:62s} {KIND_NAMES[kind]}")
-book.glue("n_items", len(items))
-book.glue("gold_show", " and ".join(f"[{g + 1}]" for g in item.gold))
+book.glue(n_items=len(items), gold_show=" and ".join(f"[{g + 1}]" for g in item.gold))
 
 
 # %% [markdown]
@@ -121,12 +118,10 @@ labels = ["gold set"] + [f"[{i + 1}] {KIND_NAMES[item.kinds[i]]}"
     f"gold + [{i + 1}] {KIND_NAMES[item.kinds[i]]}" for i in extra]
 r_gold = show["drop_hold"][0]
 r_plus = show["drop_hold"][1 + sc.N_SENTENCES:]
-book.glue("r_gold", r_gold)
-book.glue("n_extra_lower", int((r_plus < r_gold).sum()))
-book.glue("n_extra", len(extra))
+book.glue(r_gold=r_gold, n_extra_lower=int((r_plus < r_gold).sum()), n_extra=len(extra))
 single = show["drop_hold"][1:1 + sc.N_SENTENCES]
-book.glue("best_single", f"[{int(np.argmax(single)) + 1}]")
-book.glue("best_single_kind", KIND_NAMES[item.kinds[int(np.argmax(single))]])
+book.glue(best_single=f"[{int(np.argmax(single)) + 1}]",
+          best_single_kind=KIND_NAMES[item.kinds[int(np.argmax(single))]])
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=3.6)
@@ -207,10 +202,7 @@ for j, c in enumerate(cands):
                                            if j == pick_raw else "")
     print(f"{cited:15s} {tokens[list(c)].sum():6d} {f1[j]:5.2f} {raw[j]:8.3f} "
           f"{guarded[j]:9.3f}{mark}")
-book.glue("limit", LIMIT)
-book.glue("n_distinct", len(cands))
-book.glue("f1_first", f1[0])
-book.glue("f1_pick", f1[pick])
+book.glue(limit=LIMIT, n_distinct=len(cands), f1_first=f1[0], f1_pick=f1[pick])
 
 # %% [markdown]
 # Of the {glue:text}`n_distinct` distinct candidates, the first one (what the model
@@ -235,8 +227,8 @@ w = sc.surrogate_weights(logp[k_show], 16, run.rng("surrogate ablations"))
 exact = np.linalg.lstsq(
     np.c_[np.ones(FULL + 1), np.array([sc.mask_of(c) for c in range(FULL + 1)])],
     logp[k_show], rcond=None)[0][1:]
-book.glue("top_weight", f"[{int(np.argmax(w)) + 1}]")
-book.glue("top_weight_kind", KIND_NAMES[item.kinds[int(np.argmax(w))]])
+book.glue(top_weight=f"[{int(np.argmax(w)) + 1}]",
+          top_weight_kind=KIND_NAMES[item.kinds[int(np.argmax(w))]])
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=2.6)
@@ -294,23 +286,40 @@ def policy_logp(cited, it, p_gold, p_other):
     return float(np.mean(np.where(v, np.log(p), np.log1p(-p))))
 
 
+def reranked_pairs(rng):
+    """Best-of-N against the first sample, on every question where the two differ.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The candidates' and the length balancing's draws, question by question.
+
+    Returns
+    -------
+    list of tuple
+        ``(item, chosen, first, rejected)``: the reward's pick, the first sample, and the
+        first sample length-balanced against the pick.
+    """
+    out = []
+    for k, it in enumerate(items):
+        cs = sc.propose_candidates(it, size.n_candidates, rng)
+        best = cs[sc.best_of_n(sc.candidate_rewards(logp[k], cs, "drop_hold",
+                                                    cache["tokens"][k], LIMIT))]
+        if set(best) != set(cs[0]):
+            rejected = sc.length_balance(cs[0], best, sc.N_SENTENCES, rng)
+            out.append((it, best, cs[0], rejected))
+    return out
+
+
 pair_rng = run.rng("preference pairs")
-pairs = []
-for k, it in enumerate(items):
-    cs = sc.propose_candidates(it, size.n_candidates, pair_rng)
-    best = cs[sc.best_of_n(sc.candidate_rewards(logp[k], cs, "drop_hold",
-                                                cache["tokens"][k], LIMIT))]
-    if set(best) != set(cs[0]):
-        rejected = sc.length_balance(cs[0], best, sc.N_SENTENCES, pair_rng)
-        pairs.append((it, best, rejected))
+pairs = [(it, best, rejected) for it, best, _, rejected in reranked_pairs(pair_rng)]
 losses = {}
 for name, (pg, po) in {"sampler": (0.75, 0.2), "sharper": (0.9, 0.1)}.items():
     chosen = [policy_logp(b, it, pg, po) for it, b, _ in pairs]
     rejected = [policy_logp(r, it, pg, po) for it, _, r in pairs]
     losses[name] = float(np.mean(sc.simpo_loss(chosen, rejected, beta=10, gamma=3)))
-book.glue("n_pairs", len(pairs))
-book.glue("loss_sampler", losses["sampler"])
-book.glue("loss_sharper", losses["sharper"])
+book.glue(n_pairs=len(pairs), loss_sampler=losses["sampler"],
+          loss_sharper=losses["sharper"])
 
 # %% [markdown]
 # On the {glue:text}`n_pairs` questions where reranking changed the citation, the mean
@@ -349,7 +358,7 @@ empty, whole, only_gold = row[0], row[FULL], row[sc.subset_index(item.gold)]
 share = (only_gold - empty) / (whole - empty)
 print(f"no context {empty:.3f}, full {whole:.3f}, gold only {only_gold:.3f}")
 print(f"share of the way: {share:.2f}")
-book.glue("ex_share", share)
+book.glue(ex_share=share)
 
 # %% [markdown]
 # The gold set alone goes {glue:text}`ex_share:.2f` of the way (a value above 1 means the
@@ -381,10 +390,8 @@ for m in size.ablations:
            == "gold" for k in range(size.ex_items)]
     hits[m] = float(np.mean(top))
     print(f"m = {m:2d} ablations: top sentence gold in {hits[m]:.2f} of questions")
-book.glue("ex_hits_small", hits[size.ablations[0]])
-book.glue("ex_hits_large", hits[size.ablations[-1]])
-book.glue("ex_m_small", size.ablations[0])
-book.glue("ex_m_large", size.ablations[-1])
+book.glue(ex_hits_small=hits[size.ablations[0]], ex_hits_large=hits[size.ablations[-1]],
+          ex_m_small=size.ablations[0], ex_m_large=size.ablations[-1])
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=2.4)
@@ -431,22 +438,15 @@ book.glue("fig_ex_ablations", fig)
 
 # %%
 bal_rng = run.rng("preference pairs")  # the same draws as above
-n_chosen, n_first = [], []
-for k, it in enumerate(items):
-    cs = sc.propose_candidates(it, size.n_candidates, bal_rng)
-    best = cs[sc.best_of_n(sc.candidate_rewards(logp[k], cs, "drop_hold",
-                                                cache["tokens"][k], LIMIT))]
-    if set(best) != set(cs[0]):
-        sc.length_balance(cs[0], best, sc.N_SENTENCES, bal_rng)  # same draws as above
-        n_chosen.append(len(best))
-        n_first.append(len(cs[0]))
+ranked = reranked_pairs(bal_rng)
+n_chosen = [len(best) for _, best, _, _ in ranked]
+n_first = [len(first) for _, _, first, _ in ranked]
 longer = float(np.mean(np.array(n_chosen) > np.array(n_first)))
 print(f"mean citations: chosen {np.mean(n_chosen):.2f}, "
       f"rejected {np.mean(n_first):.2f}")
 print(f"chosen cites more in {longer:.2f} of pairs")
-book.glue("ex_chosen_len", float(np.mean(n_chosen)))
-book.glue("ex_first_len", float(np.mean(n_first)))
-book.glue("ex_longer", longer)
+book.glue(ex_chosen_len=float(np.mean(n_chosen)), ex_first_len=float(np.mean(n_first)),
+          ex_longer=longer)
 
 # %% [markdown]
 # Before balancing, the chosen answers cite {glue:text}`ex_chosen_len:.2f` sentences on

@@ -10,13 +10,6 @@
 # > long-form question answering tasks. (Chuang et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Every method below chooses among the **same** sampled citation candidates for the same
 # statements, built in [the method](method.ipynb): {glue:text}`n_items` synthetic
 # questions with five-sentence contexts, one or two gold sentences and one distractor of
@@ -55,6 +48,8 @@ import numpy as np
 from icml25 import book
 from icml25 import selfcite as sc
 
+from _chapter import KIND_NAMES, LIMIT
+
 SIZES = {
     "quick": dict(n_items=20, draws=3, sweep_draws=2, n_boot=300),
     "book": dict(n_items=40, draws=20, sweep_draws=10, n_boot=2000),
@@ -62,7 +57,7 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-N_CANDIDATES, LIMIT, N_ABLATIONS = 10, 32, 16
+N_CANDIDATES, N_ABLATIONS = 10, 16
 NAMES = {"first": "first sample", "random": "random", "lexical": "lexical overlap",
          "surrogate": "ContextCite surrogate", "log_prob": "log p(r | E) only",
          "drop": "Drop only", "hold": "Hold only",
@@ -74,16 +69,11 @@ COLOURS = {"first": "0.55", "random": "0.75", "lexical": book.PALETTE[1],
            "drop": book.PALETTE[5], "hold": book.PALETTE[4],
            "drop_hold": book.PALETTE[2], "drop_hold_no_guard": book.PALETTE[2],
            "oracle": "0.2"}
-KIND_NAMES = {"lexical": "lexical overlap", "other_entity": "other entity",
-              "near_duplicate": "near-duplicate"}
 
 cache = sc.load_cache()
 items = cache["items"][:size.n_items]
-book.glue("n_items", len(items))
-book.glue("n_candidates", N_CANDIDATES)
-book.glue("n_draws", size.draws)
-book.glue("limit", LIMIT)
-book.glue("n_ablations", N_ABLATIONS)
+book.glue(n_items=len(items), n_candidates=N_CANDIDATES, n_draws=size.draws, limit=LIMIT,
+          n_ablations=N_ABLATIONS)
 
 
 def run_draws(n_draws, n_candidates=N_CANDIDATES, limit=LIMIT, selectors=sc.SELECTORS,
@@ -126,7 +116,7 @@ for s in sc.SELECTORS:
     book.glue(f"f1_{s}", summary[s][0])
     book.glue(f"p_{s}", main[s][:, 0].mean())
     book.glue(f"r_{s}", main[s][:, 1].mean())
-book.glue("n_distinct", n_distinct)
+book.glue(n_distinct=n_distinct)
 
 # %% tags=["remove-output"]
 order = ["random", "first", "lexical", "surrogate", "drop_hold", "oracle"]
@@ -206,7 +196,7 @@ for s, (claim_id, note) in RIVALS.items():
 # a GPU.
 
 # %%
-book.glue("passes_selfcite", 2 * n_distinct)
+book.glue(passes_selfcite=2 * n_distinct)
 
 # %% [markdown]
 # ## 2. Ablations: which reward, how many samples, the length guard
@@ -222,8 +212,7 @@ for s in ablation:
           f"P {main[s][:, 0].mean():.3f}  R {main[s][:, 1].mean():.3f}")
 vs_drop = paired(f1["drop_hold"], f1["drop"], "SelfCite - drop")
 vs_hold = paired(f1["drop_hold"], f1["hold"], "SelfCite - hold")
-book.glue("vs_drop", vs_drop[0])
-book.glue("vs_hold", vs_hold[0])
+book.glue(vs_drop=vs_drop[0], vs_hold=vs_hold[0])
 
 # %% tags=["nbval-check-output"]
 for claim_id, part, diff in (("both-beat-drop", "Drop", vs_drop),
@@ -261,13 +250,10 @@ by_n = {n: run_draws(size.sweep_draws, n_candidates=n, selectors=sweep_sel,
 by_limit = {lim: run_draws(size.sweep_draws, limit=lim, selectors=("drop_hold",),
                            name=f"candidates, limit {lim}")[0]["drop_hold"]
             for lim in LIMITS}
-book.glue("sweep_draws", size.sweep_draws)
-book.glue("f1_n1", by_n[1]["drop_hold"][:, 2].mean())
-book.glue("f1_n16", by_n[16]["drop_hold"][:, 2].mean())
-book.glue("f1_nolimit", by_limit[None][:, 2].mean())
-book.glue("f1_limit16", by_limit[16][:, 2].mean())
-book.glue("p_nolimit", by_limit[None][:, 0].mean())
-book.glue("p_limit32", by_limit[32][:, 0].mean())
+book.glue(sweep_draws=size.sweep_draws, f1_n1=by_n[1]["drop_hold"][:, 2].mean(),
+          f1_n16=by_n[16]["drop_hold"][:, 2].mean(), f1_nolimit=by_limit[None][:, 2].mean(),
+          f1_limit16=by_limit[16][:, 2].mean(), p_nolimit=by_limit[None][:, 0].mean(),
+          p_limit32=by_limit[32][:, 0].mean())
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=2.8)
@@ -359,10 +345,8 @@ two = np.array([len(it.gold) == 2 for it in items])
 for j, kind in enumerate(kinds):
     book.glue(f"alone_{kind}", wins_alone[:, j].mean())
     book.glue(f"plus_{kind}", wins_plus[:, j].mean())
-book.glue("share_alone", share_alone[0])
-book.glue("share_plus", share_plus[0])
-book.glue("plus_one_gold", wins_plus[~two].mean())
-book.glue("plus_two_gold", wins_plus[two].mean())
+book.glue(share_alone=share_alone[0], share_plus=share_plus[0],
+          plus_one_gold=wins_plus[~two].mean(), plus_two_gold=wins_plus[two].mean())
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=2.6)
@@ -460,8 +444,8 @@ for claim_id, share in RANKING.items():
 for label, rows in (("one gold sentence", ~two), ("two gold sentences", two)):
     print(f"{label:20s} first {f1['first'][rows].mean():.3f}  "
           f"SelfCite {f1['drop_hold'][rows].mean():.3f}")
-book.glue("ex_gain_one", f1["drop_hold"][~two].mean() - f1["first"][~two].mean())
-book.glue("ex_gain_two", f1["drop_hold"][two].mean() - f1["first"][two].mean())
+book.glue(ex_gain_one=f1["drop_hold"][~two].mean() - f1["first"][~two].mean(),
+          ex_gain_two=f1["drop_hold"][two].mean() - f1["first"][two].mean())
 
 
 # %% [markdown]
@@ -561,8 +545,8 @@ for d in range(size.sweep_draws):
         exact.append(sc.citation_prf(cands[sc.best_of_n(r)], it.gold)[2] == 1.0)
 margins, exact = np.array(margins), np.array(exact)
 cut = np.median(margins)
-book.glue("ex_exact_high", exact[margins > cut].mean())
-book.glue("ex_exact_low", exact[margins <= cut].mean())
+book.glue(ex_exact_high=exact[margins > cut].mean(),
+          ex_exact_low=exact[margins <= cut].mean())
 print(f"exact choice: margin above the median {exact[margins > cut].mean():.2f}, "
       f"below {exact[margins <= cut].mean():.2f}")
 

@@ -288,19 +288,15 @@ for e in ells:
     ell_rows[e] = (cond, top, consistency, variant.error, penalised, variant)
     print(f"  {e:4.2f}  {cond:9.1e}   {top:14.2e}   {consistency:15.1e}   "
           f"{variant.error:13.1e}   {penalised:9.1e}")
-book.glue("ex_ell_n", size.n_2d)
 best_ell = min(ells, key=lambda e: ell_rows[e][3])
-book.glue("ex_ell_best", best_ell)
-book.glue("ex_ell_short", ell_rows[0.05][3])
-book.glue("ex_ell_cons_short", ell_rows[0.05][2])
-book.glue("ex_ell_cons_long", ell_rows[0.4][2])
-book.glue("ex_ell_top_short", ell_rows[0.05][1])
-book.glue("ex_ell_cond_long", ell_rows[0.4][0])
-book.glue("ex_ell_cons_best", min(ells, key=lambda e: ell_rows[e][2]))
-book.glue("ex_ell_sks_long", ell_rows[0.4][4])
-book.glue("ex_ell_var_long", ell_rows[0.4][3])
-book.glue("ex_ell_var_steps", ell_rows[0.4][5].newton_iterations)
-book.glue("ex_ell_var_res", ell_rows[0.4][5].residual_norm)
+book.glue(ex_ell_n=size.n_2d, ex_ell_best=best_ell, ex_ell_short=ell_rows[0.05][3],
+          ex_ell_cons_short=ell_rows[0.05][2],
+          ex_ell_cons_long=ell_rows[0.4][2], ex_ell_top_short=ell_rows[0.05][1],
+          ex_ell_cond_long=ell_rows[0.4][0],
+          ex_ell_cons_best=min(ells, key=lambda e: ell_rows[e][2]),
+          ex_ell_sks_long=ell_rows[0.4][4], ex_ell_var_long=ell_rows[0.4][3],
+          ex_ell_var_steps=ell_rows[0.4][5].newton_iterations,
+          ex_ell_var_res=ell_rows[0.4][5].residual_norm)
 
 # %% [markdown]
 # At $\ell=0.05$ the kernel decays before the next node (the spacing is $1/(n-1)$), the
@@ -364,9 +360,7 @@ for n_side in (32, 64, 128, 256, 512):
     print(f"{n_side:5d} {N_pts:11,d}   {2 * n_side**3:8.1e}   {2 * N_pts**2:14.1e}"
           f"   {8 * N_pts**2 / 1e9:10.3g} GB")
 n_limit = int(np.ceil((24e9 / 8) ** 0.25))  # smallest n with 8 n^4 bytes > 24 GB
-book.glue("ex_kron_n", n_limit)
-book.glue("ex_kron_points", n_limit**2)
-book.glue("ex_kron_mb", 8 * n_limit**2 / 1e6)
+book.glue(ex_kron_n=n_limit, ex_kron_points=n_limit**2, ex_kron_mb=8 * n_limit**2 / 1e6)
 
 # %% [markdown]
 # The explicit matrix passes 24 GB at $n=$ {glue:text}`ex_kron_n`
@@ -438,8 +432,7 @@ print(f"  SKS relative L2 error  {adv_sks.error:.2e}  (without advection "
 print(f"  dense GP error         {adv_daks.error:.2e}")
 print(f"  dense Gram matrix      {gram_plain} -> {gram_adv} rows, Cholesky cost x "
       f"{(gram_adv / gram_plain) ** 3:.1f}")
-book.glue("ex_adv_ratio", gram_adv / gram_plain)
-book.glue("ex_adv_chol", (gram_adv / gram_plain) ** 3)
+book.glue(ex_adv_ratio=gram_adv / gram_plain, ex_adv_chol=(gram_adv / gram_plain) ** 3)
 
 # %% [markdown]
 # SKS needs one more matrix per axis, $D^{(1)}_1$ (and $D^{(1)}_2$, which multiplies a zero

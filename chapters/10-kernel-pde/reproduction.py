@@ -5,13 +5,6 @@
 # > benchmark PDEs. (Xu et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Four solvers, on the same problems and in the same run:
 #
 # * **SKS**, the paper's solver as its official code runs it (`icml25.kernel_pde.solve_sks`):
@@ -740,8 +733,7 @@ print(
     f"FD, at its fitted order {fd_rate:.2f}, would need about {fd_needed:.0f} points "
     "a side"
 )
-book.glue("ex_pareto_winner", winner)
-book.glue("ex_pareto_fd_n", fd_needed)
+book.glue(ex_pareto_winner=winner, ex_pareto_fd_n=fd_needed)
 
 # %% [markdown]
 # ```{glue:figure} fig_ex_pareto
@@ -809,10 +801,8 @@ finest = max(nugget_grids)
 for nug, label in ((1e-8, "8"), (1e-10, "10"), (1e-12, "12")):
     book.glue(f"ex_nugget_floor_{label}", nugget_errors[nug][finest])
 floors = [nugget_errors[nug][finest] for nug in (1e-8, 1e-10, 1e-12)]
-book.glue("ex_nugget_gain_1", floors[0] / floors[1])
-book.glue("ex_nugget_gain_2", floors[1] / floors[2])
-book.glue("ex_nugget_min_eig", bare[finest])
-book.glue("ex_nugget_finest", finest)
+book.glue(ex_nugget_gain_1=floors[0] / floors[1], ex_nugget_gain_2=floors[1] / floors[2],
+          ex_nugget_min_eig=bare[finest], ex_nugget_finest=finest)
 
 # %% [markdown]
 # On the coarse grids the three curves coincide: there the error is the discretisation's,

@@ -208,8 +208,7 @@ for f, s, o, w in rows:
 # %% tags=["remove-output"]
 s_vals = np.array([r[1] for r in rows])
 o_vals = np.array([r[2] for r in rows])
-book.glue("toy_sotdd_08", s_vals[-1])
-book.glue("toy_otdd_08", o_vals[-1])
+book.glue(toy_sotdd_08=s_vals[-1], toy_otdd_08=o_vals[-1])
 fig, ax = book.figure(height=2.8)
 ax.plot(fractions, s_vals / s_vals.max(), "o-", label="s-OTDD (scaled to max 1)",
         color=COLOURS["s-OTDD"])
@@ -310,7 +309,7 @@ gap_blind = np.abs(project_dataset(X, y1, blind) - X @ blind.theta.T).max()
 print(f"max |z(x, y) - theta^T x| with psi = e_0: {gap_blind:.1e}")
 print(f"distance(D1, D2), psi = e_0:      {distance_with(blind):.4f}")
 print(f"distance(D1, D2), psi as drawn:   {distance_with(drawn):.4f}")
-book.glue("ex_blind_drawn", distance_with(drawn))
+book.glue(ex_blind_drawn=distance_with(drawn))
 
 
 # %% [markdown]
@@ -359,8 +358,7 @@ print(f"shared projections, d(D1, D1):            {shared_self}")
 for n_proj, value in floor.items():
     print(f"independent draws,  d(D1, D1), L = {n_proj:5d}:  {value:.4f}")
 print(f"shared projections, d(D1, D2 40% relabelled): {d12:.4f}")
-book.glue("ex_zero_floor", floor[L])
-book.glue("ex_zero_d12", d12)
+book.glue(ex_zero_floor=floor[L], ex_zero_d12=d12)
 
 # %% [markdown]
 # With independent draws the self-distance does not shrink with $L$: it settles near
@@ -400,11 +398,9 @@ print(" fraction   " + "   ".join(f"k = {k}" for k in moment_table)
 for i, f in enumerate(fractions):
     print(f"  {f:.1f}    " + "  ".join(f"{v[i]:6.4f}" for v in moment_table.values())
           + "   |  " + "  ".join(f"{v[i] / v[-1]:.2f}" for v in moment_table.values()))
-book.glue("ex_moments_k1", moment_table[1][-1])
-book.glue("ex_moments_k5", moment_table[5][-1])
-book.glue("ex_moments_k8", moment_table[8][-1])
-# P(lambda = 1) for a zero-truncated Poisson(1)
-book.glue("ex_p_lambda1", 1 / (np.e - 1))
+# ex_p_lambda1: P(lambda = 1) for a zero-truncated Poisson(1)
+book.glue(ex_moments_k1=moment_table[1][-1], ex_moments_k5=moment_table[5][-1],
+          ex_moments_k8=moment_table[8][-1], ex_p_lambda1=1 / (np.e - 1))
 
 # %% [markdown]
 # All three grow with the fraction of relabelled points, with nearly the same shape once

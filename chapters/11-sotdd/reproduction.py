@@ -9,13 +9,6 @@
 # > measures. (Nguyen et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Each experiment compares s-OTDD (`icml25.sotdd`) with the paper's reference, exact OTDD
 # solved with POT's network simplex, and, where it makes sense, with POT's label-blind sliced
 # Wasserstein distance, in the same run and on the same data. The thresholds of the claims were
@@ -41,7 +34,8 @@ from sklearn.datasets import load_digits, make_classification
 from sklearn.preprocessing import StandardScaler
 
 from icml25 import book
-from icml25.sotdd import otdd_exact, sotdd
+from icml25.book.tables import markdown_table
+from icml25.sotdd import Projections, otdd_exact, project_dataset, sotdd, wasserstein_1d_pp
 
 SIZES = {
     "quick": dict(
@@ -132,8 +126,7 @@ correlation = {
         stats.pearsonr(v, otdd_values).statistic)
     for L, v in sotdd_values.items()
 }
-book.glue("n_pair", size.n_pair)
-book.glue("otdd_pairs_seconds", sum(otdd_seconds))
+book.glue(n_pair=size.n_pair, otdd_pairs_seconds=sum(otdd_seconds))
 
 # %% tags=["nbval-check-output"]
 print("projections L   Spearman   Pearson")
@@ -225,7 +218,7 @@ book.show_figure(fig, "fig_agreement")
 # ({numref}`fig-11-relabel-digits`).
 
 # %%
-book.glue("n_flip", size.n_flip)
+book.glue(n_flip=size.n_flip)
 fractions = [0.0, 0.2, 0.4, 0.6, 0.8]
 base = run.rng("relabel-digits").choice(len(X_all), size.n_flip, replace=False)
 Xf, yf = X_all[base], y_all[base]
@@ -294,8 +287,7 @@ book.claim(
 # for the runs that take under two seconds.
 
 # %%
-book.glue("L_scale", size.L_scale)
-book.glue("repeats", size.repeats)
+book.glue(L_scale=size.L_scale, repeats=size.repeats)
 n_max = max(size.n_sotdd)
 Xs, ys = make_classification(
     n_samples=2 * n_max, n_features=64, n_informative=20, n_classes=10,
@@ -419,6 +411,7 @@ book.claim(
     f"then the ratio at n = {common[-1]}",
 )
 
+
 # %% [markdown]
 # In {numref}`fig-11-cost`, s-OTDD's time grows with slope {glue:text}`slope_sotdd:.2f` and
 # exact OTDD's with {glue:text}`slope_otdd:.2f` (POT's label-blind sliced Wasserstein:
@@ -444,15 +437,24 @@ book.claim(
 # by construction ({numref}`fig-11-disjoint`).
 
 # %%
-disjoint_otdd, disjoint_sotdd, class_counts = [], [], []
-for i in range(size.n_disjoint_pairs):
+def disjoint_pair(i):
+    """Draw the two index sets of disjoint-label pair `i` from its own stream.
+
+    Each side takes a random subset of 2 to 10 digit classes and `size.n_disjoint` points
+    of those classes; the stream is named after the pair, so a second call repeats the draw.
+    """
     rng = run.rng(f"disjoint-pair-{i}")
     sides = []
     for _ in range(2):
         classes = rng.choice(10, rng.integers(2, 11), replace=False)
         pool = np.flatnonzero(np.isin(y_all, classes))
         sides.append(rng.choice(pool, size.n_disjoint, replace=False))
-    a, b = sides
+    return sides
+
+
+disjoint_otdd, disjoint_sotdd, class_counts = [], [], []
+for i in range(size.n_disjoint_pairs):
+    a, b = disjoint_pair(i)
     y_b = y_all[b] + 100  # other names: no label of the second dataset is in the first
     class_counts.append((len(np.unique(y_all[a])), len(np.unique(y_b))))
     disjoint_otdd.append(otdd_exact(X_all[a], y_all[a], X_all[b], y_b))
@@ -461,17 +463,15 @@ for i in range(size.n_disjoint_pairs):
                                 seed=run.seed_of(f"disjoint-projections-{i}")))
 rho_disjoint = stats.spearmanr(disjoint_sotdd, disjoint_otdd).statistic
 disjoint_interval = spearman_interval(rho_disjoint, size.n_disjoint_pairs)
-book.glue("rho_disjoint", rho_disjoint)
-book.glue("disjoint_low", disjoint_interval[0])
-book.glue("disjoint_high", disjoint_interval[1])
-book.glue("n_disjoint_pairs", size.n_disjoint_pairs)
+book.glue(rho_disjoint=rho_disjoint, disjoint_low=disjoint_interval[0],
+          disjoint_high=disjoint_interval[1], n_disjoint_pairs=size.n_disjoint_pairs)
 if disjoint_interval[0] >= 0.9:
     disjoint_verdict = "clears"
 elif disjoint_interval[1] <= 0.9:
     disjoint_verdict = "falls short of"
 else:
     disjoint_verdict = "cannot be told apart from"
-book.glue("disjoint_verdict", disjoint_verdict)
+book.glue(disjoint_verdict=disjoint_verdict)
 
 # %% tags=["nbval-check-output"]
 counts = np.array(class_counts)
@@ -525,7 +525,6 @@ book.show_figure(fig, "fig_disjoint")
 # against the value from all of them.
 
 # %%
-book.glue("L_ref", size.L_ref)
 _, per_projection = sotdd(*pairs[0], n_projections=size.L_ref,
                           seed=run.seed_of("monte-carlo-projections"),
                           return_per_projection=True)
@@ -537,8 +536,7 @@ for L in L_blocks:
     block_error = np.sqrt(blocks.mean(1)) / reference - 1
     rel_error[L] = float(np.sqrt(np.mean(block_error**2)))
 mc_slope = float(np.polyfit(np.log(L_blocks), np.log(list(rel_error.values())), 1)[0])
-book.glue("mc_slope", mc_slope)
-book.glue("rel_error_1000", rel_error.get(1000, np.nan) * 100)
+book.glue(L_ref=size.L_ref, mc_slope=mc_slope, rel_error_1000=rel_error.get(1000, np.nan) * 100)
 
 # %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=2.9)
@@ -590,9 +588,6 @@ book.show_figure(fig, "fig_mc_error")
 #   per-projection values (section 5).
 
 # %%
-from icml25.book.tables import markdown_table  # noqa: E402
-from icml25.sotdd import Projections, project_dataset, wasserstein_1d_pp  # noqa: E402
-
 with np.load(book.data.path("reference/sotdd/authors_digits.npz")) as file:
     ref = {key: file[key] for key in file.files}
 shared = Projections(ref["theta"], ref["moments"], ref["psi"])
@@ -633,22 +628,14 @@ for i in range(n_ref):
                            f"{ref['distance'][i]:.4f}", f"{ours_d:.4f}",
                            f"{ratios[-1]:.3f}", f"{z_scores[-1]:+.1f}"])
 ratios, z_scores = np.array(ratios), np.array(z_scores)
-book.glue("n_authors_pairs", n_ref)
-book.glue("n_shared", len(ref["theta"]))
-book.glue("L_authors_ref", L_theirs)
-book.glue("L_authors", size.L_authors)
-book.glue("shared_max_rel", max(shared_rel))
-book.glue("ratio_mean", ratios.mean())
-book.glue("ratio_low", ratios.min())
-book.glue("ratio_high", ratios.max())
-book.glue("z_max", np.abs(z_scores).max())
-# seconds per pair for 10,000 projections (time is linear in L)
-book.glue("ours_seconds_10k", ours_seconds / n_ref * 10_000 / size.L_authors)
-book.glue("authors_seconds_10k",
-          ref["authors_seconds"].mean() * 10_000 / L_theirs)
-book.glue("authors_table", markdown_table(
-    ["pair", "kind", "sizes", "authors'", "ours", "ratio", "z"], agreement_rows),
-    markdown=True)
+book.glue(n_authors_pairs=n_ref, n_shared=len(ref["theta"]), L_authors_ref=L_theirs,
+          L_authors=size.L_authors, shared_max_rel=max(shared_rel), ratio_mean=ratios.mean(),
+          ratio_low=ratios.min(), ratio_high=ratios.max(), z_max=np.abs(z_scores).max(),
+          # seconds per pair for 10,000 projections (time is linear in L)
+          ours_seconds_10k=ours_seconds / n_ref * 10_000 / size.L_authors,
+          authors_seconds_10k=ref["authors_seconds"].mean() * 10_000 / L_theirs)
+book.glue(authors_table=markdown_table(
+    ["pair", "kind", "sizes", "authors'", "ours", "ratio", "z"], agreement_rows), markdown=True)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -721,8 +708,7 @@ crossover_10 = book.measure.describe_crossover(times_10L, timings["exact OTDD"],
 print(f"predicted shift of the crossover from the slopes: a factor {shift_factor:.1f}")
 print("measured, L_scale:      " + crossover_text)
 print("predicted, 10 L_scale:  " + crossover_10)
-book.glue("ex_shift_factor", shift_factor)
-book.glue("ex_crossover_10", crossover_10)
+book.glue(ex_shift_factor=shift_factor, ex_crossover_10=crossover_10)
 
 # %% [markdown]
 # The slopes predict a crossover about {glue:text}`ex_shift_factor:.0f` times further out.
@@ -807,9 +793,7 @@ rho_gain = stats.spearmanr(tl[:, 0], tl[:, 2]).statistic
 rho_acc = stats.spearmanr(tl[:, 0], tl[:, 1]).statistic
 print(f"Spearman(s-OTDD, gain) = {rho_gain:+.2f}; "
       f"Spearman(s-OTDD, source accuracy) = {rho_acc:+.2f}")
-book.glue("ex_tl_rho_gain", rho_gain)
-book.glue("ex_tl_rho_acc", rho_acc)
-book.glue("ex_tl_n", len(tl_rows))
+book.glue(ex_tl_rho_gain=rho_gain, ex_tl_rho_acc=rho_acc, ex_tl_n=len(tl_rows))
 
 # %% [markdown]
 # Over these {glue:text}`ex_tl_n` domains the rank correlation between s-OTDD and the
@@ -859,12 +843,10 @@ for alpha in (0.3, 100.0):
 print("concentration   Spearman   95% interval")
 for alpha, (rho_alpha, low, high) in imbalance.items():
     print(f"{alpha:13.1f}   {rho_alpha:8.3f}   {low:.2f} to {high:.2f}")
-book.glue("ex_imb_L", size.L_claim // 4)
-book.glue("ex_imb_03", imbalance[0.3][0])
-book.glue("ex_imb_100", imbalance[100.0][0])
 imb_overlap = imbalance[0.3][1] <= imbalance[100.0][2] and \
     imbalance[100.0][1] <= imbalance[0.3][2]
-book.glue("ex_imb_verdict", "overlap, so this run cannot tell the two regimes apart"
+book.glue(ex_imb_L=size.L_claim // 4, ex_imb_03=imbalance[0.3][0], ex_imb_100=imbalance[100.0][0],
+          ex_imb_verdict="overlap, so this run cannot tell the two regimes apart"
           if imb_overlap else "do not overlap")
 
 # %% [markdown]
@@ -912,19 +894,6 @@ for i in np.argsort(-rank_gap, kind="stable")[:5]:
     print(f"{i:4d}  {rank_s[i]:11.0f}  {rank_o[i]:9.0f}  {tuple(class_counts[i])}")
 count_gap = np.abs(counts[:, 0] - counts[:, 1])
 rho_pattern = stats.spearmanr(rank_gap, count_gap).statistic
-
-
-def disjoint_pair(i):
-    """The two index sets of pair i of section 4, drawn again from the same stream."""
-    rng = run.rng(f"disjoint-pair-{i}")
-    sides = []
-    for _ in range(2):
-        classes = rng.choice(10, rng.integers(2, 11), replace=False)
-        pool = np.flatnonzero(np.isin(y_all, classes))
-        sides.append(rng.choice(pool, size.n_disjoint, replace=False))
-    return sides
-
-
 fewer = []
 for i in range(size.n_disjoint_pairs):
     a, b = disjoint_pair(i)
@@ -937,9 +906,7 @@ print(f"Spearman(rank gap, |class count difference|) = {rho_pattern:+.2f}")
 print(f"Spearman(s-OTDD, OTDD):  L = {size.L_claim}: {rho_disjoint:.3f}; "
       f"L = {size.L_claim // 4}, fresh draw: {rho_fewer:.3f}")
 print(f"Spearman between the two s-OTDD rankings: {rho_self:.3f}")
-book.glue("ex_dis_pattern", rho_pattern)
-book.glue("ex_dis_fewer", rho_fewer)
-book.glue("ex_dis_self", rho_self)
+book.glue(ex_dis_pattern=rho_pattern, ex_dis_fewer=rho_fewer, ex_dis_self=rho_self)
 
 # %% [markdown]
 # The rank gap correlates with the difference in class counts at

@@ -28,6 +28,8 @@ import numpy as np
 from icml25 import book
 from icml25 import equal_share as es
 
+from _chapter import COLOURS, LEARNERS
+
 SIZES = {
     "quick": dict(grid=41, horizon=500, switch_horizon=800, two_player_games=5),
     "book": dict(grid=101, horizon=5000, switch_horizon=8000, two_player_games=20),
@@ -36,10 +38,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-COLOURS = {"equilibrium": book.PALETTE[3], "FSP": book.PALETTE[4],
-           "Hedge SP": book.PALETTE[7], "Hedge": book.PALETTE[0],
-           "SAOL": book.PALETTE[2], "cloning": book.PALETTE[1], "share": "0.3"}
-LEARNERS = {"Hedge": "hedge", "SAOL": "saol", "cloning": "clone"}
 
 # %% [markdown]
 # ## Symmetric constant-sum games
@@ -78,10 +76,9 @@ for a in range(2):
     print(f"action {a}: {cells}")
 s = np.linspace(0, 1, size.grid)
 U = np.array([[es.payoff(vote, [1 - p, p], [1 - q, q]) for q in s] for p in s])
-book.glue("diag_gap", float(np.abs(np.diag(U) - 1 / 3).max()))
 mixed_sigma, mixed_worst = es.worst_identical_opponent(vote, [0.5, 0.5])
-book.glue("mixed_worst", mixed_worst)
-book.glue("maximin_vote", float(U.min(axis=1).max()))
+book.glue(diag_gap=float(np.abs(np.diag(U) - 1 / 3).max()), mixed_worst=mixed_worst,
+          maximin_vote=float(U.min(axis=1).max()))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.2, gridspec_kw=dict(width_ratios=[1.1, 1]))
@@ -136,7 +133,7 @@ for i in range(size.two_player_games):
     values_2p.append(value - two.equal_share)
     # the LP's guarantee holds against every pure (hence every mixed) opponent
     assert min(es.payoff(two, x, np.eye(4)[b]) for b in range(4)) >= value - 1e-9
-book.glue("n_two", size.two_player_games)
+book.glue(n_two=size.two_player_games)
 
 # %% tags=["nbval-check-output"]
 book.claim("two-player-value", float(np.abs(values_2p).max()))
@@ -165,9 +162,7 @@ book.claim("two-player-value", float(np.abs(values_2p).max()))
 T = size.horizon
 pay = es.hedge(vote, [0.0, 1.0], T)
 eps = es.hedge_epsilon(2, T, vote.payoff_range)
-book.glue("hedge_avg", pay.mean())
-book.glue("hedge_eps", eps)
-book.glue("T", T)
+book.glue(hedge_avg=pay.mean(), hedge_eps=eps, T=T)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -209,7 +204,7 @@ for t in range(1, 65):
     awake_levels.append(probe.awake[0].copy())
     probe.strategy()
     probe.update(np.zeros((1, 2)), None)
-book.glue("period", period)
+book.glue(period=period)
 for name, p in paths.items():
     book.glue(f"switch_{name.lower()}", p.mean())
 
@@ -283,7 +278,7 @@ book.show_figure(fig, "fig_switch")
 # %%
 by_hand = min(1 / 6 + 2 / 3 * q * (1 - q) for q in np.linspace(0, 1, 101))
 print(f"by hand {by_hand:.6f}; worst_identical_opponent {mixed_worst:.6f}")
-book.glue("ex_by_hand", by_hand)
+book.glue(ex_by_hand=by_hand)
 
 # %% [markdown]
 # Both give {glue:text}`ex_by_hand:.4f`.
@@ -320,9 +315,7 @@ ex_bound = (ex_game.payoff_vectors(ex_sigma).max()
             - es.hedge_epsilon(4, T, ex_game.payoff_range))
 print(f"full information {ex_full:.4f}; sampled actions {ex_sampled:.4f}; "
       f"best action - eps {ex_bound:.4f}")
-book.glue("ex_sampled", ex_sampled)
-book.glue("ex_full", ex_full)
-book.glue("ex_bound", ex_bound)
+book.glue(ex_sampled=ex_sampled, ex_full=ex_full, ex_bound=ex_bound)
 
 # %% [markdown]
 # Sampled: {glue:text}`ex_sampled:.4f`, full information: {glue:text}`ex_full:.4f`,
@@ -355,8 +348,7 @@ book.glue("ex_bound", ex_bound)
 ex_meta = {m: es.simulate(vote, es.StronglyAdaptive, switch, meta=m).mean()
            for m in ("adanormalhedge", "daniely")}
 print("  ".join(f"{m}: {v:.4f}" for m, v in ex_meta.items()))
-book.glue("ex_daniely", ex_meta["daniely"])
-book.glue("ex_anh", ex_meta["adanormalhedge"])
+book.glue(ex_daniely=ex_meta["daniely"], ex_anh=ex_meta["adanormalhedge"])
 
 # %% [markdown]
 # AdaNormalHedge {glue:text}`ex_anh:.3f` against {glue:text}`ex_daniely:.3f` for the

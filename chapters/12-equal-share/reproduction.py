@@ -9,13 +9,6 @@
 # > (Ge, Wang, Li & Jin, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Everything runs on expected payoffs: the learner sees the opponents' mixed strategy after
 # each round (the full-information model; the method notebook's second exercise lets it see
 # sampled actions instead). The learners, the self-play strategies and the games are
@@ -34,6 +27,8 @@ import numpy as np
 
 from icml25 import book
 from icml25 import equal_share as es
+
+from _chapter import COLOURS, LEARNERS
 
 SIZES = {
     "quick": dict(games3=4, actions3=(3, 4), games4=2, actions4=(3,), horizon=500,
@@ -55,11 +50,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# one colour per strategy or learner, in both notebooks of the chapter
-COLOURS = {"equilibrium": book.PALETTE[3], "FSP": book.PALETTE[4],
-           "Hedge SP": book.PALETTE[7], "Hedge": book.PALETTE[0],
-           "SAOL": book.PALETTE[2], "cloning": book.PALETTE[1], "share": "0.3"}
-LEARNERS = {"Hedge": "hedge", "SAOL": "saol", "cloning": "clone"}
 GAP = 0.02       # "held below the equal share" means below C/n - 0.02 (C = 1)
 KEEP = 0.05      # a learner "keeps" the equal share when within 0.05 of C/n
 
@@ -126,13 +116,9 @@ for r in rows:
     r["cloning"] = r["share"]  # copying a fixed sigma earns U(sigma; sigma) = C/n
     r["eps"] = es.hedge_epsilon(r["A"], size.horizon, r["R"])
 
-book.glue("n_games3", size.games3)
-book.glue("n_games4", size.games4)
-book.glue("actions3", ", ".join(map(str, size.actions3)))
-book.glue("selfplay", size.selfplay)
-book.glue("horizon", size.horizon)
-book.glue("max_exploit",
-          max(r["exploit"] for r in rows if r["strategy"] == "equilibrium"))
+book.glue(n_games3=size.games3, n_games4=size.games4, actions3=", ".join(map(str, size.actions3)),
+          selfplay=size.selfplay, horizon=size.horizon,
+          max_exploit=max(r["exploit"] for r in rows if r["strategy"] == "equilibrium"))
 
 # %% [markdown]
 # The equilibria found have exploitability at most {glue:text}`max_exploit:.1e` (how much a
@@ -288,13 +274,11 @@ book.show_figure(fig, "fig_fixed")
 # {glue:text}`saol_worst:.3f` below $C/n$ (relative: {glue:text}`saol_worst_rel:.1%`).
 
 # %%
-book.glue("held_fsp", share_held["FSP"][0])
-book.glue("held_hsp", share_held["Hedge SP"][0])
-book.glue("held_eq", share_held["equilibrium"][0])
-book.glue("n_rows_games", share_held["FSP"][1])
-book.glue("fixed_seconds", fixed_seconds)
-book.glue("saol_worst", max(0.0, max(r["share"] - r["SAOL"] for r in rows)))
-book.glue("saol_worst_rel", max(0.0, max(1 - r["SAOL"] / r["share"] for r in rows)))
+book.glue(held_fsp=share_held["FSP"][0], held_hsp=share_held["Hedge SP"][0],
+          held_eq=share_held["equilibrium"][0], n_rows_games=share_held["FSP"][1],
+          fixed_seconds=fixed_seconds,
+          saol_worst=max(0.0, max(r["share"] - r["SAOL"] for r in rows)),
+          saol_worst_rel=max(0.0, max(1 - r["SAOL"] / r["share"] for r in rows)))
 
 # %% [markdown]
 # ## 2. Opponents that adapt: how fast is too fast?
@@ -325,8 +309,7 @@ for name, learner in LEARNERS.items():
         es.simulate(vote, learner, es.ResponsiveOpponents(vote, rate, lag=1),
                     size.respond_horizon).mean()
         for rate in size.rates])
-book.glue("drift_horizon", T)
-book.glue("respond_horizon", size.respond_horizon)
+book.glue(drift_horizon=T, respond_horizon=size.respond_horizon)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(3, height=3.0, sharey=True)
@@ -410,7 +393,6 @@ book.claim(
 # {glue:text}`maximin:.4f`).
 
 # %%
-book.glue("clone_fast", float(sw["cloning"][fast]))
 minority = es.minority_vote(3)
 split = np.array([[1.0, 0.0], [0.0, 1.0]])
 best_vs_split = max(es.payoff_against(minority, np.eye(2)[a], split) for a in range(2))
@@ -418,7 +400,7 @@ grid_x = np.linspace(0, 1, 201)
 maximin = max(es.worst_identical_opponent(vote, [1 - p, p])[1] for p in grid_x)
 instant = {k: es.simulate(vote, v, es.ResponsiveOpponents(vote, 1.0, lag=0),
                           size.respond_horizon).mean() for k, v in LEARNERS.items()}
-book.glue("maximin", maximin)
+book.glue(clone_fast=float(sw["cloning"][fast]), maximin=maximin)
 
 # %% tags=["nbval-check-output"]
 book.claim("non-identical", float(best_vs_split))
@@ -472,8 +454,7 @@ for n in dense_n:
 
     t_dense, _ = book.measure.timed(dense_payoff, repeats=5)
     cost[n] = t_dense / t_count
-book.glue("dense_ratio", cost[max(cost)])
-book.glue("dense_n", max(cost))
+book.glue(dense_ratio=cost[max(cost)], dense_n=max(cost))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0, sharey=True)
@@ -577,7 +558,7 @@ ex_slope = book.measure.loglog_slope(ex_periods, ex_short)
 print("P         " + " ".join(f"{p:8d}" for p in ex_periods))
 print("shortfall " + " ".join(f"{s:8.5f}" for s in ex_short))
 print(f"log-log slope {ex_slope:.2f}")
-book.glue("ex_slope", ex_slope)
+book.glue(ex_slope=ex_slope)
 
 # %% [markdown]
 # The slope is {glue:text}`ex_slope:.2f`.
@@ -613,8 +594,7 @@ for t, sh, bd in zip(ex_T, ex_short, ex_bound):
     print(f"T = {t:6d}: shortfall {sh:.5f}, bound {bd:.5f}, ratio {sh / bd:.3f}")
 ex_rate = book.measure.loglog_slope(ex_T, ex_short)
 print(f"log-log slope {ex_rate:.2f}")
-book.glue("ex_rate", ex_rate)
-book.glue("ex_ratio", float((ex_short / ex_bound).max()))
+book.glue(ex_rate=ex_rate, ex_ratio=float((ex_short / ex_bound).max()))
 
 # %% [markdown]
 # The shortfall is at most {glue:text}`ex_ratio:.2f` of the bound and falls with slope

@@ -29,6 +29,8 @@ import numpy as np
 from icml25 import book
 from icml25 import vfl_coresets as vc
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(n_toy=300, n_check=400, draws=400, lams=7, ex_reps=40),
     "book": dict(n_toy=600, n_check=2000, draws=2000, lams=13, ex_reps=100),
@@ -36,9 +38,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-# one colour per construction, in both notebooks of the chapter
-COLOURS = {"uniform": "0.45", "leverage": book.PALETTE[0], "ridge": book.PALETTE[1],
-           "lewis": book.PALETTE[2], "lewis-aug": book.PALETTE[3]}
 
 # %% [markdown]
 # ## The setting and the protocol
@@ -96,13 +95,9 @@ for name, lam in toy_lams.items():
         [vc.party_scores(b, "ridge", lam) for b in toy_blocks])
 rare_mass = {k: float(p[rare].sum()) for k, p in toy_p.items()}
 b_energy = float(np.sum(x2**2))
-book.glue("toy_n", n_toy)
-book.glue("toy_rare", int(rare.sum()))
-book.glue("toy_mass_uniform", rare_mass["uniform"])
-book.glue("toy_mass_leverage", rare_mass["leverage"])
-book.glue("toy_mass_small", rare_mass["ridge, λ = 1"])
-book.glue("toy_mass_large", rare_mass["ridge, λ = 1000"])
-book.glue("toy_energy", b_energy)
+book.glue(toy_n=n_toy, toy_rare=int(rare.sum()), toy_mass_uniform=rare_mass["uniform"],
+          toy_mass_leverage=rare_mass["leverage"], toy_mass_small=rare_mass["ridge, λ = 1"],
+          toy_mass_large=rare_mass["ridge, λ = 1000"], toy_energy=b_energy)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(4, height=2.8, sharey=True)
@@ -162,8 +157,7 @@ tau = vc.ridge_leverage_scores(A, lam_check)
 q, _ = np.linalg.qr(np.vstack([A, np.sqrt(lam_check) * np.eye(6)]))
 tau_qr = (q[: size.n_check] ** 2).sum(1)
 sd = vc.statistical_dimension(A, lam_check)
-book.glue("sd_check", sd)
-book.glue("sd_check_d", 6)
+book.glue(sd_check=sd, sd_check_d=6)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -211,10 +205,7 @@ for lam, k in zip(lams, kappa):
     party_sum = sum(vc.ridge_leverage_scores(b, lam) for b in cancel_blocks)
     worst_ratio = max(worst_ratio, float((true_tau / (k * party_sum)).max()))
 spectral = max(np.linalg.norm(b, 2) ** 2 for b in cancel_blocks)
-book.glue("kappa_small", kappa[0])
-book.glue("kappa_large", kappa[-1])
-book.glue("lam_small", lams[0])
-book.glue("lam_large", lams[-1])
+book.glue(kappa_small=kappa[0], kappa_large=kappa[-1], lam_small=lams[0], lam_large=lams[-1])
 
 # %% tags=["nbval-check-output"]
 book.claim("vfl-sensitivity-bound", worst_ratio)
@@ -276,10 +267,8 @@ aug_mass = [float(vc.augmented_lewis_weights(A, lam).sum())
             for lam in (1.0, 100.0, 1e4)]
 fixed_point = np.sqrt(np.einsum("ij,jk,ik->i", A,
                                 np.linalg.inv(A.T @ (A / w[:, None])), A))
-book.glue("lewis_sum", float(w.sum()))
-book.glue("aug_mass_1", aug_mass[0])
-book.glue("aug_mass_2", aug_mass[1])
-book.glue("aug_mass_3", aug_mass[2])
+book.glue(lewis_sum=float(w.sum()), aug_mass_1=aug_mass[0], aug_mass_2=aug_mass[1],
+          aug_mass_3=aug_mass[2])
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -317,11 +306,8 @@ for r in range(size.draws):  # the same distribution, drawn again and again
 estimates = np.array(estimates) / full_loss
 est_mean = estimates.mean()
 est_se = estimates.std(ddof=1) / np.sqrt(size.draws)
-book.glue("draws", size.draws)
-book.glue("unbiased_mean", est_mean)
-book.glue("bill_total", bill.floats_total)
-book.glue("bill_full", bill.floats_full)
-book.glue("bill_rows", len(bill.indices))
+book.glue(draws=size.draws, unbiased_mean=est_mean, bill_total=bill.floats_total,
+          bill_full=bill.floats_full, bill_rows=len(bill.indices))
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -414,8 +400,7 @@ for name, p in choices.items():
                                     lam_ex))
     medians[name] = float(np.median(gaps))
     print(f"{name:9s} rare share {p[rare].sum():.2f}, median gap {medians[name]:.4f}")
-book.glue("ex_sqrt_tau", medians["tau"])
-book.glue("ex_sqrt_sqrt", medians["sqrt tau"])
+book.glue(ex_sqrt_tau=medians["tau"], ex_sqrt_sqrt=medians["sqrt tau"])
 
 # %% [markdown]
 # The median relative gap is {glue:text}`ex_sqrt_tau:.4f` with $\tau_i$ and

@@ -9,13 +9,6 @@
 # > the complete data and on the coreset. (Shit, Chadha, Kumar & Chatterjee, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Every coreset here is built by the protocol of [the method](method.ipynb)
 # (`icml25.vfl_coresets`): each party scores its own columns, the server samples $m$ rows
 # i.i.d. and weights them $1/(m\,p_i)$, and scikit-learn fits the weighted rows
@@ -42,6 +35,8 @@ from sklearn.preprocessing import StandardScaler
 from icml25 import book
 from icml25 import vfl_coresets as vc
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(n=10_000, n_test=5_000, sizes=(200, 1000), m_claim=1000, reps=6,
                   lam=100.0, lams=(1e1, 1e3, 1e5), lam_reps=6, n_gauss=4_000,
@@ -58,8 +53,6 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
-COLOURS = {"uniform": "0.45", "leverage": book.PALETTE[0], "ridge": book.PALETTE[1],
-           "lewis": book.PALETTE[2], "lewis-aug": book.PALETTE[3]}
 NAMES = {"uniform": "uniform", "leverage": "leverage (prior VFL)",
          "ridge": "√ ridge leverage (paper)", "lewis": "Lewis weights",
          "lewis-aug": "augmented Lewis (paper)"}
@@ -106,12 +99,8 @@ for task, methods in (("ridge", RIDGE_METHODS), ("logistic", LOGISTIC_METHODS)):
 gap = {task: {m: s["gaps"][i] for i, m in enumerate(s_methods)}
        for task, s, s_methods in (("ridge", studies["ridge"], RIDGE_METHODS),
                                   ("logistic", studies["logistic"], LOGISTIC_METHODS))}
-book.glue("n", size.n)
-book.glue("lam", size.lam)
-book.glue("reps", size.reps)
-book.glue("m_claim", size.m_claim)
-book.glue("m_share", 100 * size.m_claim / size.n)
-book.glue("rare_rows", int(studies["ridge"]["data"][2].sum()))
+book.glue(n=size.n, lam=size.lam, reps=size.reps, m_claim=size.m_claim,
+          m_share=100 * size.m_claim / size.n, rare_rows=int(studies["ridge"]["data"][2].sum()))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)
@@ -193,8 +182,8 @@ for task, methods in (("ridge", RIDGE_METHODS), ("logistic", LOGISTIC_METHODS)):
                         for i, m in enumerate(methods)}
     if task == "logistic":  # curvature of the logistic loss at each row's margin
         curvature = 0.25 / np.cosh(z / 2) ** 2
-        book.glue("curv_rare", float(curvature[is_rare].mean()))
-        book.glue("curv_common", float(curvature[~is_rare].mean()))
+        book.glue(curv_rare=float(curvature[is_rare].mean()),
+                  curv_common=float(curvature[~is_rare].mean()))
 p_log = studies["logistic"]["probabilities"]
 lewis_tv = 0.5 * np.abs(p_log[LOGISTIC_METHODS.index("lewis")]
                         - p_log[LOGISTIC_METHODS.index("lewis-aug")]).sum()
@@ -202,7 +191,7 @@ for task, short in (("ridge", "ridge"), ("logistic", "log")):
     book.glue(f"{short}_rare_loss", 100 * rare_loss[task])
     for method, share in rare_draws[task].items():
         book.glue(f"{short}_draws_{method.replace('-', '_')}", 100 * share)
-book.glue("lewis_tv", float(lewis_tv))
+book.glue(lewis_tv=float(lewis_tv))
 
 
 def where_note(task, *methods):
@@ -235,10 +224,8 @@ floats_full = studies["ridge"]["floats_full"]
 floats_core = float(floats[RIDGE_METHODS.index("ridge"), K].max())
 parties, d = 3, 30
 bound = parties / (d + 1) + size.m_claim / size.n
-book.glue("floats_core", int(floats_core))
-book.glue("floats_full", int(floats_full))
-book.glue("floats_share", 100 * floats_core / floats_full)
-book.glue("floats_uniform", int(floats[0, K].max()))
+book.glue(floats_core=int(floats_core), floats_full=int(floats_full),
+          floats_share=100 * floats_core / floats_full, floats_uniform=int(floats[0, K].max()))
 
 # %% tags=["nbval-check-output"]
 book.claim("communication", floats_core / floats_full, threshold=bound)
@@ -279,14 +266,9 @@ for lam in lam_grid:
                            probabilities=known)
         lam_gaps[task].append(out["gaps"][:, 0])
 lam_gaps = {task: np.array(v) for task, v in lam_gaps.items()}   # (lambda, method, rep)
-book.glue("lam_min", lam_grid[0])
-book.glue("lam_max", lam_grid[-1])
-book.glue("lam_reps", size.lam_reps)
-book.glue("sd_block3_min", sd[0, 2])
-book.glue("sd_block3_max", sd[-1, 2])
-book.glue("sd_block1_max", sd[-1, 0])
-book.glue("sd_total_min", sd[0].sum())
-book.glue("sd_total_max", sd[-1].sum())
+book.glue(lam_min=lam_grid[0], lam_max=lam_grid[-1], lam_reps=size.lam_reps, sd_block3_min=sd[0, 2],
+          sd_block3_max=sd[-1, 2], sd_block1_max=sd[-1, 0], sd_total_min=sd[0].sum(),
+          sd_total_max=sd[-1].sum())
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(3, height=2.8)
@@ -427,13 +409,9 @@ for name, task, methods in (
     case_ratios[name] = {
         m: ratio({m: gap[task][m][K], "uniform": gap[task]["uniform"][K]}, "uniform", m,
                  f"bootstrap-{name}-{m}") for m in methods}
-book.glue("n_gauss", size.n_gauss)
-book.glue("n_diabetes", Xd.shape[0])
-book.glue("n_cancer", Xc.shape[0])
-book.glue("d_diabetes", Xd.shape[1])
-book.glue("d_cancer", Xc.shape[1])
-book.glue("real_reps", size.real_reps)
-book.glue("m_real", size.m_real)
+book.glue(n_gauss=size.n_gauss, n_diabetes=Xd.shape[0], n_cancer=Xc.shape[0],
+          d_diabetes=Xd.shape[1], d_cancer=Xc.shape[1], real_reps=size.real_reps,
+          m_real=size.m_real)
 
 # %% tags=["remove-output"]
 order = ["rare rows (ridge)", "Gaussian (ridge)", "diabetes (ridge)",
@@ -530,13 +508,9 @@ acc_core = np.array(acc_core)
 t_core = np.array(t_core)
 acc_drop = acc_full - acc_core.mean()
 acc_se = acc_core.std(ddof=1) / np.sqrt(size.peer_reps)
-book.glue("m_peer", m_peer)
-book.glue("n_test", size.n_test)
-book.glue("peer_reps", size.peer_reps)
-book.glue("acc_full", 100 * acc_full)
-book.glue("acc_core", 100 * acc_core.mean())
-book.glue("speed_fit", t_full / t_core[:, 1].mean())
-book.glue("speed_all", t_full / t_core.sum(1).mean())
+book.glue(m_peer=m_peer, n_test=size.n_test, peer_reps=size.peer_reps, acc_full=100 * acc_full,
+          acc_core=100 * acc_core.mean(), speed_fit=t_full / t_core[:, 1].mean(),
+          speed_all=t_full / t_core.sum(1).mean())
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -627,8 +601,7 @@ ex = vc.gap_study(ex_blocks, ex_y, task="ridge", methods=("uniform", "ridge"),
                   seed=run.seed_of("exercise-coresets"))
 ex_ratio = float(np.median(ex["gaps"][0, 0]) / np.median(ex["gaps"][1, 0]))
 print(f"10% rare rows: median gap uniform / ridge = {ex_ratio:.2f}")
-book.glue("ex_rare_ratio", ex_ratio)
-book.glue("ratio_one_percent", ratios["ridge-beats-uniform"][0])
+book.glue(ex_rare_ratio=ex_ratio, ratio_one_percent=ratios["ridge-beats-uniform"][0])
 
 # %% [markdown]
 # The ratio is {glue:text}`ex_rare_ratio:.2f` with 10% rare rows, against
@@ -662,8 +635,7 @@ kept = {name: float(vc.augmented_lewis_weights(block3, lam_aug).sum() / block3.s
         for name, lam_aug in (("lambda I", 1e3), ("I / lambda", 1e-3))}
 for name, share in kept.items():
     print(f"augmentation {name:10s}: data rows keep {share:.3f} of the weight")
-book.glue("ex_keep_paper", kept["lambda I"])
-book.glue("ex_keep_script", kept["I / lambda"])
+book.glue(ex_keep_paper=kept["lambda I"], ex_keep_script=kept["I / lambda"])
 
 # %% [markdown]
 # The data rows keep {glue:text}`ex_keep_paper:.3f` of the weight under $\lambda I$ and

@@ -88,15 +88,10 @@ toy_learned = oo.learned_partition(toy.f, toy.bounds, size.toy_budget, active_di
                                    seed=run.seed_of("toy-search"), directions=2,
                                    history=True)
 h_max, caps = oo.sequool_schedule(1000)
-book.glue("n_schedule", "1,000")
-book.glue("h_max", h_max)
-book.glue("cap1", int(caps[1]))
-book.glue("cap10", int(caps[10]))
-book.glue("toy_budget", size.toy_budget)
-book.glue("toy_seq", toy_seq.fun)
-book.glue("toy_learned", toy_learned.fun)
-book.glue("toy_n_learn", toy_learned.n_learn)
-book.glue("toy_angle", np.degrees(oo.principal_angle(toy_learned.subspace, toy.A.T)))
+book.glue(n_schedule="1,000", h_max=h_max, cap1=int(caps[1]), cap10=int(caps[10]),
+          toy_budget=size.toy_budget, toy_seq=toy_seq.fun, toy_learned=toy_learned.fun,
+          toy_n_learn=toy_learned.n_learn,
+          toy_angle=np.degrees(oo.principal_angle(toy_learned.subspace, toy.A.T)))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.4, sharey=True)
@@ -192,10 +187,8 @@ errors = {}
 for name, g in (("sparse", sparse), ("dense", dense)):
     rec = oo.basis_pursuit(phi, phi @ g, iterations=3000)
     errors[name] = float(np.linalg.norm(rec - g) / np.linalg.norm(g))
-book.glue("bp_checks", len(gaps))
-book.glue("bp_gap", max(gaps))
-book.glue("err_sparse", errors["sparse"])
-book.glue("err_dense", errors["dense"])
+book.glue(bp_checks=len(gaps), bp_gap=max(gaps), err_sparse=errors["sparse"],
+          err_dense=errors["dense"])
 
 # %% tags=["nbval-check-output"]
 book.claim("bp-equals-lp", max(gaps))
@@ -231,7 +224,7 @@ print(" d   m   beta    learned  SequOOL")
 for d_r, m_r in ((5, 2), (5, 1), (10, 2), (20, 2), (20, 5)):
     beta = 1 + (d_r - m_r) / (2 * m_r - 1)
     print(f"{d_r:2d}  {m_r:2d}  {beta:5.2f}   n^-{beta / d_r:.3f}  n^-{1 / d_r:.3f}")
-book.glue("beta_10_2", 1 + 8 / 3)
+book.glue(beta_10_2=1 + 8 / 3)
 
 # %% [markdown]
 # At $d=10$, $m=2$, $\beta=$ {glue:text}`beta_10_2:.2f`: the exponent is almost four times
@@ -279,8 +272,7 @@ for d_ex in (2, 5, 10, 20):
     runs = [oo.sequool(p.f, p.bounds, 500, vectorized=True).fun for p in problems]
     dim_regret[d_ex] = float(np.median(runs))
     print(f"d = {d_ex:2d}: median regret {dim_regret[d_ex]:.1e}")
-book.glue("ex_dim_2", dim_regret[2])
-book.glue("ex_dim_20", dim_regret[20])
+book.glue(ex_dim_2=dim_regret[2], ex_dim_20=dim_regret[20])
 
 # %% [markdown]
 # From {glue:text}`ex_dim_2:.1e` at $d=2$ to {glue:text}`ex_dim_20:.1e` at $d=20$.
@@ -324,9 +316,8 @@ for s in range(size.ex_seeds):
 print(f"median regret, oracle subspace:  {np.median(oracle):.2e}")
 print(f"median regret, learned subspace: {np.median(learned):.2e}")
 print("largest principal angles (°):", " ".join(f"{t:.1e}" for t in tilt))
-book.glue("ex_oracle", float(np.median(oracle)))
-book.glue("ex_learned", float(np.median(learned)))
-book.glue("ex_budget", size.ex_budget)
+book.glue(ex_oracle=float(np.median(oracle)), ex_learned=float(np.median(learned)),
+          ex_budget=size.ex_budget)
 
 # %% [markdown]
 # At $n=$ {glue:text}`ex_budget`: oracle {glue:text}`ex_oracle:.1e`, learned
@@ -377,9 +368,9 @@ for k_dir in (4, 8, 12):
             found.append(np.degrees(oo.principal_angle(V, problem.A.T)))
         sparse_angles[(k_dir, label)] = float(np.median(found))
         print(f"m_phi = {k_dir:2d}, {label:15s}: median angle {np.median(found):5.1f}°")
-book.glue("ex_sparse_4", sparse_angles[(4, "sparse rows")])
-book.glue("ex_sparse_12", sparse_angles[(12, "sparse rows")])
-book.glue("ex_dense_12", sparse_angles[(12, "random rotation")])
+book.glue(ex_sparse_4=sparse_angles[(4, "sparse rows")],
+          ex_sparse_12=sparse_angles[(12, "sparse rows")],
+          ex_dense_12=sparse_angles[(12, "random rotation")])
 
 # %% [markdown]
 # Sparse rows: median {glue:text}`ex_sparse_4:.0f`° with $m_\phi=4$ and

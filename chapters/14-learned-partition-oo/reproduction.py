@@ -11,13 +11,6 @@
 # > wide range of numerical benchmarks. (Sunkara & Tripathy, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # All methods minimise the same functions $f(x)=g(A(x-x^\star))$ on $[-5,5]^d$ with $m=2$
 # active directions (`icml25.optimistic.make_problem`, built in [the method](method.ipynb));
 # each seed draws a new rotation $A$ and a new optimum $x^\star$, and $\min f=0$, so the
@@ -99,14 +92,10 @@ for m in oo.METHODS:
 over_budget = max(curve.max_evals_over_budget, dims.max_evals_over_budget)
 n_runs = sum(v.size for v in curve.regret.values()) + sum(
     v.size for v in dims.regret.values())
-book.glue("d_curve", D_CURVE)
-book.glue("budgets", ", ".join(f"{n:,}" for n in size.budgets))
-book.glue("n_seeds", size.seeds)
-book.glue("n_claim", f"{N_CLAIM:,}")
-book.glue("other_dims", ", ".join(str(d) for d in size.other_dims))
-book.glue("all_dims", ", ".join(str(d) for d in all_dims))
-book.glue("n_functions", len(size.functions))
-book.glue("n_pairs", at_claim["sequool"].size)
+book.glue(d_curve=D_CURVE, budgets=", ".join(f"{n:,}" for n in size.budgets), n_seeds=size.seeds,
+          n_claim=f"{N_CLAIM:,}", other_dims=", ".join(str(d) for d in size.other_dims),
+          all_dims=", ".join(str(d) for d in all_dims), n_functions=len(size.functions),
+          n_pairs=at_claim["sequool"].size)
 
 # %% tags=["remove-output"]
 SHOW = 1e-12  # regrets below this are drawn at it
@@ -216,9 +205,7 @@ for m in wins:
 for d in all_dims:
     book.glue(f"win_fd_d{d}", per_dim[d])
     book.glue(f"win_4_d{d}", per_dim4[d])
-book.glue("vs_direct", vs_direct[0])
-book.glue("over_budget", over_budget)
-book.glue("n_runs", n_runs)
+book.glue(vs_direct=vs_direct[0], over_budget=over_budget, n_runs=n_runs)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -274,7 +261,7 @@ def slope(budgets, regrets):
 
 
 beta = 1 + (D_CURVE - 2) / (2 * 2 - 1)
-book.glue("rate_learned", beta / D_CURVE)
+book.glue(rate_learned=beta / D_CURVE)
 ridge = size.functions.index("sharp_ridge")
 slopes = {m: slope(size.budgets, curve.regret[m][ridge, 0]) for m in oo.METHODS}
 boot_rng = run.rng("bootstrap-slopes")
@@ -318,9 +305,9 @@ per_eval = {m: (curve.seconds[m] + dims.seconds.get(m, 0.0))
 print("time per evaluation, relative to SequOOL")
 for m in oo.METHODS:
     print(f"  {PLAIN[m]:24s} {per_eval[m] / per_eval['sequool']:8.2f} x")
-book.glue("cma_over_sequool", per_eval["cma_es"] / per_eval["sequool"])
-book.glue("direct_over_sequool", per_eval["direct"] / per_eval["sequool"])
-book.glue("learned_over_sequool", per_eval["learned_fd"] / per_eval["sequool"])
+book.glue(cma_over_sequool=per_eval["cma_es"] / per_eval["sequool"],
+          direct_over_sequool=per_eval["direct"] / per_eval["sequool"],
+          learned_over_sequool=per_eval["learned_fd"] / per_eval["sequool"])
 
 
 # %% [markdown]
@@ -376,13 +363,9 @@ worst_fn, worst_p, _ = np.unravel_index(np.argmax(fd_all[worst_d]),
                                         fd_all[worst_d].shape)
 worst_where = (f"{('sphere', 'sharp ridge', 'Branin')[worst_fn]}, d = {worst_d}, "
                f"{points[worst_p]} points")
-book.glue("angle_seeds", size.angle_seeds)
-book.glue("d5_median", d5_median)
-book.glue("default_points", default_points)
-book.glue("default_evals", default_points * 5)
-book.glue("fd_worst", fd_worst)
-book.glue("fd_median", fd_median)
-book.glue("fd_where", worst_where)
+book.glue(angle_seeds=size.angle_seeds, d5_median=d5_median, default_points=default_points,
+          default_evals=default_points * 5, fd_worst=fd_worst, fd_median=fd_median,
+          fd_where=worst_where)
 for d in all_dims:
     book.glue(f"cs_median_d{d}", float(np.median(angles[(d, 4)][:, -1])))
 
@@ -473,16 +456,15 @@ book.claim(
 # %%
 if "ellipsoid" in size.functions:
     ell = size.functions.index("ellipsoid")
-    book.glue("ellipsoid_angle", float(np.degrees(np.nanmedian(
+    book.glue(ellipsoid_angle=float(np.degrees(np.nanmedian(
         curve.angle["learned_fd"][ell]))))
 else:
-    book.glue("ellipsoid_angle", float("nan"))
+    book.glue(ellipsoid_angle=float("nan"))
 sph = size.functions.index("sphere")
-book.glue("sphere_angle",
-          float(np.degrees(np.nanmedian(curve.angle["learned_fd"][sph]))))
 ras = size.functions.index("rastrigin")
-book.glue("rastrigin_stuck", int((at_claim["learned_fd"][ras] > 0.5).sum()))
-book.glue("rastrigin_total", int(at_claim["learned_fd"][ras].size))
+book.glue(sphere_angle=float(np.degrees(np.nanmedian(curve.angle["learned_fd"][sph]))),
+          rastrigin_stuck=int((at_claim["learned_fd"][ras] > 0.5).sum()),
+          rastrigin_total=int(at_claim["learned_fd"][ras].size))
 
 mismatch_seeds = tuple(run.seed_of(f"mismatch-replication-{i}")
                        for i in range(size.mismatch_seeds))
@@ -512,9 +494,8 @@ axes[0].set_ylabel("median simple regret")
 axes[1].legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 book.show_figure(fig, "fig_mismatch")
 under = np.median(mismatch[2].regret["learned_fd"][:, 0, :, -1], axis=1)
-book.glue("under_sphere", float(under[0]))
-book.glue("under_ridge", float(under[1]))
-book.glue("seq_m3_ridge", float(np.median(mismatch[2].regret["sequool"][1, 0, :, -1])))
+book.glue(under_sphere=float(under[0]), under_ridge=float(under[1]),
+          seq_m3_ridge=float(np.median(mismatch[2].regret["sequool"][1, 0, :, -1])))
 
 # %% [markdown]
 # ```{glue:figure} fig_mismatch
@@ -599,7 +580,7 @@ for frac in (0.05, 0.2, 0.5):
     fraction_regret[frac] = float(np.median(regrets))
     print(f"learn_fraction {frac:4.2f}: {int(frac * 1000) // 21} points, "
           f"median regret {fraction_regret[frac]:.2e}")
-book.glue("ex_frac_best", min(fraction_regret, key=fraction_regret.get))
+book.glue(ex_frac_best=min(fraction_regret, key=fraction_regret.get))
 
 # %% [markdown]
 # The lowest median regret comes with `learn_fraction` = {glue:text}`ex_frac_best`: the rest
@@ -644,9 +625,8 @@ print("singular values:", " ".join(f"{v:.1e}" for v in singular))
 gap = singular[:-1] / np.maximum(singular[1:], 1e-300)
 print(f"largest gap after value {int(np.argmax(gap)) + 1}; "
       f"values above 1e-2 x the largest: {int((singular > 1e-2 * singular[0]).sum())}")
-book.glue("ex_rank_gap", int(np.argmax(gap)) + 1)
-book.glue("ex_rank", int((singular > 1e-2 * singular[0]).sum()))
-book.glue("ex_fourth", float(singular[3]))
+book.glue(ex_rank_gap=int(np.argmax(gap)) + 1, ex_rank=int((singular > 1e-2 * singular[0]).sum()),
+          ex_fourth=float(singular[3]))
 
 # %% [markdown]
 # The threshold counts {glue:text}`ex_rank` directions, the active dimension; the largest gap

@@ -221,10 +221,7 @@ for ax, t_, title in [(axes[0], tree, "k-center forest"),
     draw_tree(ax, X, t_.edges, color=book.PALETTE[0], lw=0.8)
     ax.set_title(f"{title}: {t_.weight / exact.weight:.2f} x MST weight")
 book.show_figure(fig, "fig_good_bad")
-book.glue("good_ratio", good[0])
-book.glue("good_gamma", good[1])
-book.glue("bad_ratio", bad[0])
-book.glue("bad_gamma", bad[1])
+book.glue(good_ratio=good[0], good_gamma=good[1], bad_ratio=bad[0], bad_gamma=bad[1])
 
 # %% [markdown]
 # ```{glue:figure} fig_good_bad
@@ -283,7 +280,7 @@ for m in grow_n:
 count_exponent = np.polyfit(np.log(grow_n), np.log(grow_count), 1)[0]
 print("n:", grow_n, "| evaluations:", grow_count,
       f"| fitted exponent {count_exponent:.2f}")
-book.glue("ex_count_exponent", count_exponent)
+book.glue(ex_count_exponent=count_exponent)
 
 # %% [markdown]
 # The counts follow $2nt+n^2/(2t)$ to within the imbalance of the clusters, smallest near
@@ -338,7 +335,7 @@ for metric in ("cosine", "euclidean"):
           f"{mfc_ratio(chain_tree, chains, metric=metric):.2f} (bound 2.62); "
           f"{len(chain_tree.edges)} edges for {len(chains)} points")
     if metric == "cosine":
-        book.glue("ex_cosine_ratio", mfc_ratio(chain_tree, chains, metric=metric))
+        book.glue(ex_cosine_ratio=mfc_ratio(chain_tree, chains, metric=metric))
 
 
 # %% [markdown]
@@ -390,10 +387,9 @@ for i, (w_first, w_centre) in enumerate(rep_rows):
 centre_wins = int(np.sum(rep_rows[:, 1] < rep_rows[:, 0] - 1e-12))
 print(f"evaluations, first point: {first_tree.evaluations} "
       f"(k-center {size.n * size.n_clusters}, completion {size.n * size.n_clusters})")
-book.glue("ex_rep_wins", centre_wins)
-book.glue("ex_rep_mean_first", rep_rows[:, 0].mean())
-book.glue("ex_rep_mean_centre", rep_rows[:, 1].mean())
-book.glue("ex_rep_saving", size.n * size.n_clusters / first_tree.evaluations)
+book.glue(ex_rep_wins=centre_wins, ex_rep_mean_first=rep_rows[:, 0].mean(),
+          ex_rep_mean_centre=rep_rows[:, 1].mean(),
+          ex_rep_saving=size.n * size.n_clusters / first_tree.evaluations)
 
 # %% [markdown]
 # The centers give the lighter completion in {glue:text}`ex_rep_wins` of the ten seeds

@@ -5,13 +5,6 @@
 # > orders of magnitude faster than exact algorithms. (Veldt et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The paper's experiments run its C++ code on 20,000 to 40,000 points. Here: a few thousand points
 # on two cores, the same algorithm in numpy (`icml25.metric_mst`), and four kinds of data: the
 # paper's Gaussian mixtures (Euclidean), scikit-learn's digits under cosine and Manhattan
@@ -287,8 +280,7 @@ book.show_figure(fig, "fig_gamma_sweep")
 # {glue:text}`repeats` runs.
 
 # %%
-book.glue("n_scipy_max", size.n_scipy_max)
-book.glue("repeats", size.repeats)
+book.glue(n_scipy_max=size.n_scipy_max, repeats=size.repeats)
 X_cost = gaussian_mixture(max(size.n_grid), 32, 20, run.rng("cost-points"))
 cost_kc_seed = run.seed_of("cost-k-center-start")
 cost = {"MFC": {}, "exact (implicit Prim)": {}, "exact (SciPy, dense)": {}}
@@ -417,7 +409,7 @@ ax.set_ylabel("CPU seconds")
 fig.legend(loc="outside lower center", ncols=3)
 book.show_figure(fig, "fig_plane")
 plane_ratio = plane["MFC"][ns[-1]] / plane["mlpack EMST (exact)"][ns[-1]]
-book.glue("plane_ratio", plane_ratio)
+book.glue(plane_ratio=plane_ratio)
 
 # %% [markdown]
 # ```{glue:figure} fig_plane
@@ -610,10 +602,8 @@ for method, evals, seconds, weight in (
         ("exact (implicit Prim)", exact_evals, t_exact_str, w_exact_str)):
     print(f"{method:22s}  {evals:20d}   {evals / exact_evals:15.1%}   {seconds:7.2f}"
           f"   {weight / w_exact_str:12.3f}")
-book.glue("str_n", strings_row["n"])
-book.glue("str_share", mfc_evals / exact_evals)
-book.glue("str_speedup", t_exact_str / t_mfc_str)
-book.glue("str_ratio", w_mfc_str / w_exact_str)
+book.glue(str_n=strings_row["n"], str_share=mfc_evals / exact_evals,
+          str_speedup=t_exact_str / t_mfc_str, str_ratio=w_mfc_str / w_exact_str)
 
 # %% [markdown]
 # MFC evaluates {glue:text}`str_share:.1%` of the distances between the
@@ -709,9 +699,8 @@ print("   t   weight / MST   evaluated share   gamma")
 for t, (ratio_t, share_t, gamma_t) in sweep_t.items():
     print(f"{t:4d}   {ratio_t:12.4f}   {share_t:15.1%}   {gamma_t:5.3f}")
 best_t = min(sweep_t, key=lambda t: sweep_t[t][1])
-book.glue("ex_sweep_best_t", best_t)
-book.glue("ex_sweep_ratio_4", sweep_t[4][0])
-book.glue("ex_sweep_ratio_256", sweep_t[256][0])
+book.glue(ex_sweep_best_t=best_t, ex_sweep_ratio_4=sweep_t[4][0],
+          ex_sweep_ratio_256=sweep_t[256][0])
 
 # %% [markdown]
 # The weight ratio goes from {glue:text}`ex_sweep_ratio_4:.4f` at $t=4$ to
@@ -764,11 +753,8 @@ for k in (1, 2, 4):
                    knn_tree.evaluations / pairs_blobs)
     print(f"kNN, k = {k}      {n_comp:5d}   {knn_rows[k][1]:5.3f}"
           f"   {knn_rows[k][2]:12.4f}   {knn_rows[k][3]:10.1%}")
-book.glue("ex_knn_gamma_2", knn_rows[2][1])
-book.glue("ex_knn_ratio_2", knn_rows[2][2])
-book.glue("ex_knn_parts_2", knn_rows[2][0])
-book.glue("ex_kc_gamma", rows[0]["gamma"])
-book.glue("ex_kc_ratio", rows[0]["ratio"])
+book.glue(ex_knn_gamma_2=knn_rows[2][1], ex_knn_ratio_2=knn_rows[2][2],
+          ex_knn_parts_2=knn_rows[2][0], ex_kc_gamma=rows[0]["gamma"], ex_kc_ratio=rows[0]["ratio"])
 
 # %% [markdown]
 # With $k=2$ the kNN graph has {glue:text}`ex_knn_parts_2` components; their forest has
@@ -829,8 +815,7 @@ for _ in range(600):
 print(f"worst of 400 random instances: {random_worst:.3f}")
 print(f"after the climb: {ratio:.3f} ({len(x)} points, t = {t}); "
       f"phi^2 = {(3 + np.sqrt(5)) / 2:.3f}")
-book.glue("ex_phi_random", random_worst)
-book.glue("ex_phi_climb", ratio)
+book.glue(ex_phi_random=random_worst, ex_phi_climb=ratio)
 
 # %% [markdown]
 # Random instances stay well below the bound (worst {glue:text}`ex_phi_random:.3f`), as the

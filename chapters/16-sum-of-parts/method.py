@@ -80,11 +80,9 @@ mse = {name: sp.additive_fit_mse(X_bin, y_bin, g) for name, g in families.items(
 for name, v in mse.items():
     share = 1 - v / y_bin.var()
     print(f"{name:13s} MSE {v:.5f}  ({share:6.1%} of the variance explained)")
-book.glue("var_bin", float(y_bin.var()))
-book.glue("mse_feature", mse["per-feature"])
-book.glue("mse_blocks", mse["fixed blocks"])
-book.glue("mse_groups", mse["true groups"])
-book.glue("explained_feature", 1 - mse["per-feature"] / float(y_bin.var()))
+book.glue(var_bin=float(y_bin.var()), mse_feature=mse["per-feature"],
+          mse_blocks=mse["fixed blocks"], mse_groups=mse["true groups"],
+          explained_feature=1 - mse["per-feature"] / float(y_bin.var()))
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -151,7 +149,7 @@ backbone_loss = sp.train(backbone, train_xor.X, train_xor.y, steps=size.backbone
                          batch_size=size.batch, seed=run.seed_of("backbone-batches"),
                          mask_patch=PATCH)
 backbone_acc = float((sp.predict(backbone, test_xor.X).argmax(1) == test_xor.y).mean())
-book.glue("backbone_acc", backbone_acc)
+book.glue(backbone_acc=backbone_acc)
 
 # %% [markdown]
 # The backbone reaches {glue:text}`backbone_acc:.3f` on test images; it is a black box.
@@ -188,7 +186,6 @@ book.glue("backbone_acc", backbone_acc)
 # task too.
 
 # %%
-book.glue("kept", ", ".join(map(str, sp.evenly_spaced(16, 8))))
 sop = sp.SumOfParts(backbone, (8, 8), PATCH, k=K, n_groups=GROUPS,
                     gen_scale=GEN_SCALE, seed=run.seed_of("sop-init"))
 sop_loss = sp.train(sop, train_xor.X, train_xor.y, steps=size.sop_steps,
@@ -204,8 +201,7 @@ print(f"largest |sum of attributions - logit|: {gap:.1e}")
 n_active = float((out.weights[rows, pred] > 0).sum(-1).float().mean())
 print(f"groups with non-zero weight for the predicted class: "
       f"{n_active:.2f} of {GROUPS} on average")
-book.glue("sop_acc", sop_acc)
-book.glue("sop_gap", gap)
+book.glue(kept=", ".join(map(str, sp.evenly_spaced(16, 8))), sop_acc=sop_acc, sop_gap=gap)
 
 # %% tags=["nbval-check-output"]
 book.claim("sums-to-logit", gap)
@@ -279,7 +275,7 @@ y2 = np.logical_xor(X2[:, 0], X2[:, 1]).astype(float)
 ex_feature = sp.additive_fit_mse(X2, y2, [[0], [1]])
 ex_group = sp.additive_fit_mse(X2, y2, [[0, 1]])
 print(f"per-feature {ex_feature:.3f}, one group {ex_group:.1e}")
-book.glue("ex_xor_feature", ex_feature)
+book.glue(ex_xor_feature=ex_feature)
 
 # %% [markdown]
 # The per-feature error is {glue:text}`ex_xor_feature:.3f`, the variance of $y$.
@@ -334,10 +330,8 @@ for name, mp in (("masked", PATCH), ("plain", None)):
                      for m, x in cases]
     print(f"{name:6s} backbone: whole {masking[name][0]:.3f}, half the patches "
           f"{masking[name][1]:.3f}; its SOP {masking[name][2]:.3f}")
-book.glue("ex_plain_half", masking["plain"][1])
-book.glue("ex_masked_half", masking["masked"][1])
-book.glue("ex_plain_sop", masking["plain"][2])
-book.glue("ex_masked_sop", masking["masked"][2])
+book.glue(ex_plain_half=masking["plain"][1], ex_masked_half=masking["masked"][1],
+          ex_plain_sop=masking["plain"][2], ex_masked_sop=masking["masked"][2])
 
 # %% [markdown]
 # On half-masked digits the plainly trained backbone reaches {glue:text}`ex_plain_half:.3f`

@@ -11,13 +11,6 @@
 # > (You et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # Two tasks of 8x8 images cut into 16 patches of 2x2 pixels. **Two-motif XOR**
 # (`sp.two_motif_xor`, built in [the method](method.ipynb)): the label is "exactly one of
 # two planted bars is present", an interaction that no per-feature model can represent, and
@@ -67,8 +60,7 @@ COLOURS = {"backbone": "0.45", "sop": book.PALETTE[0], "fixed": book.PALETTE[1],
            "igf": book.PALETTE[3], "nam": book.PALETTE[2], "ablation": book.PALETTE[4]}
 QUADRANTS = np.array([[(p // 8) * 2 + (p % 4) // 2 == q for p in range(16)]
                       for q in range(4)])
-book.glue("n_boot", f"{size.n_boot:,}")
-book.glue("batch", size.batch)
+book.glue(n_boot=f"{size.n_boot:,}", batch=size.batch)
 
 
 def ci(values, name):
@@ -141,14 +133,10 @@ purity = {"sop": ci(sop_purity, "xor-purity-sop"),
 gap_xor = ci(xor_correct["sop"] - xor_correct["nam"], "xor-sop-minus-nam")
 completeness = float((xor_out.attributions.sum(-1) - xor_out.logits).abs().max())
 active = float((xor_out.weights[rows, pred] > 0).sum(-1).float().mean())
-book.glue("n_train", f"{size.n_train:,}")
-book.glue("n_test", f"{size.n_test:,}")
 for m, (v, _) in xor_acc.items():
     book.glue(f"xor_{m}", v)
-book.glue("purity_sop", purity["sop"][0])
-book.glue("purity_igf", purity["igf"][0])
-book.glue("xor_active", active)
-book.glue("completeness", completeness)
+book.glue(n_train=f"{size.n_train:,}", n_test=f"{size.n_test:,}", purity_sop=purity["sop"][0],
+          purity_igf=purity["igf"][0], xor_active=active, completeness=completeness)
 
 
 # %% tags=["nbval-check-output"]
@@ -215,12 +203,10 @@ dig_acc = {m: ci(v, f"digits-accuracy-{m}") for m, v in dig_correct.items()}
 gap_backbone = ci(dig_correct["backbone"] - dig_correct["sop"],
                   "digits-backbone-minus-sop")
 gap_fixed = ci(dig_correct["sop"] - dig_correct["fixed"], "digits-sop-minus-fixed")
-book.glue("digits_train", f"{len(train_idx):,}")
-book.glue("digits_test", f"{len(test_idx):,}")
-book.glue("n_groups", GROUPS)
 for m, (v, _) in dig_acc.items():
     book.glue(f"dig_{m}", v)
-book.glue("gap_backbone", gap_backbone[0])
+book.glue(digits_train=f"{len(train_idx):,}", digits_test=f"{len(test_idx):,}", n_groups=GROUPS,
+          gap_backbone=gap_backbone[0])
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0, sharey=True)
@@ -355,7 +341,7 @@ for name in curves:
     book.glue(f"ins_{name}", float(auc[name][0].mean()))
     book.glue(f"del_{name}", float(auc[name][1].mean()))
     book.glue(f"rel_{name}", relative[name])
-book.glue("curve_images", n_c)
+book.glue(curve_images=n_c)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0, sharey=True)

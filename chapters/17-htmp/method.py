@@ -54,8 +54,7 @@ GAMMA = 2.0  # aspect ratio p/n of the matrices
 # $\gamma=2$, on logarithmic axes.
 
 # %%
-book.glue("draws", size.draws)
-book.glue("n", size.n)
+book.glue(draws=size.draws, n=size.n)
 density_rng = run.rng("density-samples")
 samples = {
     k: np.concatenate([htmp.sample_htmp(size.n, GAMMA, k, density_rng)
@@ -214,8 +213,7 @@ for k, s, w, d in zip(mp_kappas, sup_diff, sup_where, l1_diff):
           f"L1 distance {d:.3f}")
 print(f"fitted decay: largest difference ~ kappa^{sup_slope:.2f}, "
       f"L1 ~ kappa^{l1_slope:.2f}")
-book.glue("ex_mp_sup_slope", sup_slope)
-book.glue("ex_mp_l1_slope", l1_slope)
+book.glue(ex_mp_sup_slope=sup_slope, ex_mp_l1_slope=l1_slope)
 
 # %% [markdown]
 # ```{glue:figure} fig_ex_mp_limit
@@ -302,14 +300,10 @@ for share in (0.02, 0.005):
     print(f"smallest {share:5.1%}   {ours:11.3f}   {theirs:6.3f}  ({bad} left out)")
 slope_above, dropped = lower_slope(pooled, floor=1e-12)
 print(f"sample_htmp, smallest 2% above 1e-12: {slope_above:.3f} ({dropped} dropped)")
-book.glue("ex_low_all", low_rows[0.02][0][0])
-book.glue("ex_low_lapack", low_rows[0.02][1][0])
-book.glue("ex_low_bad", int(low_rows[0.02][1][1]))
-book.glue("ex_low_all_5", low_rows[0.005][0][0])
-book.glue("ex_low_lapack_5", low_rows[0.005][1][0])
-book.glue("ex_low_above", slope_above)
-book.glue("ex_low_dropped", int(dropped))
-book.glue("ex_low_noise", noise)
+book.glue(ex_low_all=low_rows[0.02][0][0], ex_low_lapack=low_rows[0.02][1][0],
+          ex_low_bad=int(low_rows[0.02][1][1]), ex_low_all_5=low_rows[0.005][0][0],
+          ex_low_lapack_5=low_rows[0.005][1][0], ex_low_above=slope_above,
+          ex_low_dropped=int(dropped), ex_low_noise=noise)
 
 # %% [markdown]
 # With the accurate sampler the regression on the smallest 2% gives
@@ -371,8 +365,7 @@ for k in (0.5, 2.0, 8.0):
     scale_rows[k] = row
     print(f"{k:10g}   {np.median(x) / x.mean():11.3f}   {row[0]:15.3f}   {row[1]:6.3f}"
           f"   {row[2]:17.3f}")
-book.glue("ex_scale_med_low", scale_rows[0.5][2])
-book.glue("ex_scale_med_high", scale_rows[8.0][2])
+book.glue(ex_scale_med_low=scale_rows[0.5][2], ex_scale_med_high=scale_rows[8.0][2])
 
 # %% [markdown]
 # Multiplying by 1000 changes nothing: the fit first maps the sample to mean $\gamma$. The

@@ -6,13 +6,6 @@
 # > repulsion" parameter. (Hodgkinson, Wang & Mahoney, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The paper is a modelling paper: its claims are that the HTMP family produces power-law-looking
 # spectra from light-tailed ingredients, that its parameter $\kappa$ orders them, and that three
 # factors push $\kappa$ down. We check, at laptop scale:
@@ -118,8 +111,7 @@ def spearman_interval(rho, n):
 # aspect ratios:
 
 # %%
-book.glue("ks_draws", size.ks_draws)
-book.glue("ks_n", size.ks_n)
+book.glue(ks_draws=size.ks_draws, ks_n=size.ks_n)
 rows = []
 ks_rng = run.rng("ks-samples")
 for g in size.ks_gammas:
@@ -239,7 +231,7 @@ book.claim(
 # median error (2,000 resamples of the fits, within each true $\kappa$):
 
 # %%
-book.glue("fit_reps", size.fit_reps)
+book.glue(fit_reps=size.fit_reps)
 fit_rng = run.rng("identifiability-samples")
 fits = pd.DataFrame([
     dict(kappa=k, fitted=htmp.fit_kappa(htmp.sample_htmp(200, 2.0, k, fit_rng), 2.0,
@@ -281,7 +273,7 @@ book.claim(
 # the random-matrix reading of it.
 
 # %%
-book.glue("d", size.d)
+book.glue(d=size.d)
 
 
 def factor_row(factor, level, eigs, gamma):
@@ -360,11 +352,9 @@ book.claim(
 # on the model, in the same run.
 
 # %%
-book.glue("width", size.width)
-book.glue("width2", size.width // 2)
-book.glue("max_epochs", size.max_epochs)
 TARGET_LOSS = 0.05
-book.glue("target_loss", TARGET_LOSS)
+book.glue(width=size.width, width2=size.width // 2, max_epochs=size.max_epochs,
+          target_loss=TARGET_LOSS)
 digits = load_digits()
 Xtr, Xte, ytr, yte = train_test_split(digits.data / 16.0, digits.target, test_size=0.25,
                                       random_state=run.seed_of("digits-split") % 2**32,
@@ -439,8 +429,7 @@ for lr, batch in configs:
                          kappa=htmp.fit_kappa(eigs, gamma, KAPPA_BOUNDS),
                          ww_alpha=a, hill=htmp.hill_alpha(eigs, 0.1)))
 nets = pd.DataFrame(rows)
-book.glue("train_s", time.perf_counter() - started - ww_seconds)
-book.glue("ww_s", ww_seconds)
+book.glue(train_s=time.perf_counter() - started - ww_seconds, ww_s=ww_seconds)
 
 
 def config_row(g):
@@ -633,9 +622,8 @@ ax.set_ylabel("fitted $\\alpha$")
 ax.legend(fontsize=8)
 book.glue("fig_ex_xmin", fig)  # placed, captioned, below
 
-book.glue("ex_xmin_mle_50", xmin_table.iloc[0, 1])
-book.glue("ex_xmin_mle_99", xmin_table.iloc[-1, 1])
-book.glue("ex_xmin_pl_99", xmin_table.iloc[-1, 0])
+book.glue(ex_xmin_mle_50=xmin_table.iloc[0, 1], ex_xmin_mle_99=xmin_table.iloc[-1, 1],
+          ex_xmin_pl_99=xmin_table.iloc[-1, 0])
 
 # %% [markdown]
 # ```{glue:figure} fig_ex_xmin
@@ -712,12 +700,9 @@ for temperature, g in trained.groupby("temperature", sort=True):
     for lr, run_layers in g.groupby("lr"):
         print(f"  eta/B = {temperature:.3g} (eta={lr:g}): "
               f"{run_layers.kappa.iloc[0]:.2f} / {run_layers.kappa.iloc[1]:.2f}")
-book.glue("ex_mom_plain_1", plain.kappa.iloc[0])
-book.glue("ex_mom_plain_2", plain.kappa.iloc[1])
-book.glue("ex_mom_1", momentum_kappa[0])
-book.glue("ex_mom_2", momentum_kappa[1])
-book.glue("ex_mom_plain_epochs", int(plain.epochs.iloc[0]))
-book.glue("ex_mom_epochs", momentum_epochs)
+book.glue(ex_mom_plain_1=plain.kappa.iloc[0], ex_mom_plain_2=plain.kappa.iloc[1],
+          ex_mom_1=momentum_kappa[0], ex_mom_2=momentum_kappa[1],
+          ex_mom_plain_epochs=int(plain.epochs.iloc[0]), ex_mom_epochs=momentum_epochs)
 
 # %% [markdown]
 # At equal effective temperature the two optimisers do not end with the same spectrum:
@@ -779,10 +764,10 @@ print(ww_table.round(2).to_string(index=False))
 for column, name in (("WW alpha", "ex_ww_monotone"),
                      ("WW alpha, fix_fingers", "ex_ww_fixed_monotone")):
     book.glue(name, "yes" if np.all(np.diff(ww_table[column]) > 0) else "no")
-book.glue("ex_ww_top", ww_table["WW alpha"].iloc[-1])
-book.glue("ex_ww_top_fixed", ww_table["WW alpha, fix_fingers"].iloc[-1])
 changed = ~np.isclose(ww_table["WW alpha"], ww_table["WW alpha, fix_fingers"])
-book.glue("ex_ww_changed", int(changed.sum()))
+book.glue(ex_ww_top=ww_table["WW alpha"].iloc[-1],
+          ex_ww_top_fixed=ww_table["WW alpha, fix_fingers"].iloc[-1],
+          ex_ww_changed=int(changed.sum()))
 
 # %% [markdown]
 # Does WeightWatcher's $\alpha$ increase with $\kappa$ at every step, as is? Here:

@@ -31,6 +31,8 @@ import torch
 from icml25 import book
 from icml25 import cell_diff as C
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(ddim_steps=10, n_ex=16, n_cls=500),
     "book": dict(ddim_steps=20, n_ex=96, n_cls=3000),
@@ -39,10 +41,9 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 # the committed models (trained with seed 0); paper mode trains them here (minutes)
-models, config = C.chapter_models(seed, mode)
+models, config = ((C.train_models(seed, C.TRAINING), dict(C.TRAINING))
+                  if mode == "paper" else C.load_models(0))
 model = {name: m for name, (m, _) in models.items()}
-COLOURS = {"cell_diff": book.PALETTE[0], "no_sequence": book.PALETTE[1],
-           "regression": book.PALETTE[3], "retrieval": book.PALETTE[4], "real": "0.3"}
 
 
 def show(ax, image, title=None):
@@ -89,8 +90,7 @@ def letters(tokens):
 cells = C.make_cells(200, config["size"], config["seq_len"],
                      seed=run.seed_of("test-cells"))
 pick = [int(np.flatnonzero(cells.labels == k)[0]) for k in range(4)]
-book.glue("img_size", config["size"])
-book.glue("seq_len", config["seq_len"])
+book.glue(img_size=config["size"], seq_len=config["seq_len"])
 for k, i in enumerate(pick):
     print(f"{C.COMPARTMENTS[k]:10s} {letters(cells.sequences[i])}")
 
@@ -150,7 +150,7 @@ masks = C.oaardm_mask(5, config["seq_len"], g).numpy()
 seq = cells.sequences[pick[0]]
 for m in masks:
     print(letters(np.where(m, C.MASK, seq)), f"{m.sum():2d} masked")
-book.glue("alpha_mid", float(alpha_bar[99]))
+book.glue(alpha_mid=float(alpha_bar[99]))
 
 # %% tags=["remove-output"]
 fig = book.figure(1, height=2.3)[0]
@@ -221,27 +221,21 @@ book.show_figure(fig, "fig_schedule")
 
 # %%
 n_params = sum(p.numel() for p in model["cell_diff"].parameters())
-cpu = sum(rec["cpu_s"] for _, rec in models.values())
-book.glue("patch", config["patch"])
-book.glue("n_img_tokens", (config["size"] // config["patch"]) ** 2)
-book.glue("n_tokens", (config["size"] // config["patch"]) ** 2 + config["seq_len"])
-book.glue("depth", config["depth"])
-book.glue("width", config["d"])
-book.glue("n_params", f"{n_params:,}")
-book.glue("train_minutes", int(round(cpu / 60)))
-book.glue("ckpt_kb", int(book.data.path(C.CHECKPOINT).stat().st_size / 1024))
-book.glue("steps", f"{config['steps']:,}")
-book.glue("base_steps", f"{config['regression_steps']:,}")
-book.glue("batch", config["batch"])
-book.glue("n_train", f"{config['n_train']:,}")
 for name, (_, rec) in models.items():
     tail = rec["image"][-100:].mean()
     seq_tail = np.nanmean(rec["sequence"][-100:]) if name == "cell_diff" else np.nan
-    print(f"{name:12s} {len(rec['image']):5d} steps, {rec['cpu_s']:4.0f} s CPU, "
+    print(f"{name:12s} {len(rec['image']):5d} steps, "
           f"image loss {tail:.3f}" + (f", sequence loss {seq_tail:.3f}"
                                       if name == "cell_diff" else ""))
-book.glue("seq_loss_end", float(np.nanmean(models["cell_diff"][1]["sequence"][-100:])))
-book.glue("log20", float(np.log(20)))
+book.glue(patch=config["patch"], n_img_tokens=(config["size"] // config["patch"]) ** 2,
+          n_tokens=(config["size"] // config["patch"]) ** 2 + config["seq_len"],
+          depth=config["depth"], width=config["d"], n_params=f"{n_params:,}",
+          train_minutes=C.TRAINING_CPU_MINUTES,
+          ckpt_kb=int(book.data.path(C.CHECKPOINT).stat().st_size / 1024),
+          steps=f"{config['steps']:,}", base_steps=f"{config['regression_steps']:,}",
+          batch=config["batch"], n_train=f"{config['n_train']:,}",
+          seq_loss_end=float(np.nanmean(models["cell_diff"][1]["sequence"][-100:])),
+          log20=float(np.log(20)))
 
 
 # %% tags=["remove-output"]
@@ -305,7 +299,7 @@ swapped = C.sample_images(model["cell_diff"], target, steps=size.ddim_steps,
                           sequences=cells.sequences[pick])
 blind = C.sample_images(model["no_sequence"], target, steps=size.ddim_steps,
                         seed=run.seed_of("swap-sampling"))
-book.glue("ddim_steps", size.ddim_steps)
+book.glue(ddim_steps=size.ddim_steps)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(5, 2, height=1.5)
@@ -376,7 +370,7 @@ m = C.oaardm_mask(20000, config["seq_len"], mask_gen).numpy()
 print(f"mean masked {m.sum(1).mean():.2f} (expected {(config['seq_len'] + 1) / 2}); "
       f"per position {m.mean():.3f} (expected "
       f"{(config['seq_len'] + 1) / (2 * config['seq_len']):.3f})")
-book.glue("ex_masked", float(m.sum(1).mean()))
+book.glue(ex_masked=float(m.sum(1).mean()))
 
 # %% [markdown]
 # The simulation masks {glue:text}`ex_masked:.2f` positions on average.
@@ -419,7 +413,7 @@ for steps in (2, 5, 20):  # the same starting noise for every number of steps
           f"(real {real_hf:.3f})")
     book.glue(f"ex_hf_{steps}", float(hf))
     book.glue(f"ex_acc_{steps}", float(acc))
-book.glue("ex_hf_real", float(real_hf))
+book.glue(ex_hf_real=float(real_hf))
 
 # %% [markdown]
 # Accuracy is {glue:text}`ex_acc_2:.2f` with two steps, {glue:text}`ex_acc_5:.2f` with

@@ -11,13 +11,6 @@
 # > images. (Zheng & Huang, 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The cells, the model and its training are in [the method](method.ipynb). Three
 # experiments:
 #
@@ -56,6 +49,8 @@ import numpy as np
 from icml25 import book
 from icml25 import cell_diff as C
 
+from _chapter import COLOURS
+
 SIZES = {
     "quick": dict(n_test=32, ddim_steps=10, n_boot=500, n_cls=500, n_ddpm=4),
     "book": dict(n_test=128, ddim_steps=20, n_boot=10000, n_cls=3000, n_ddpm=16),
@@ -64,14 +59,12 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 # the committed models (trained with seed 0); paper mode trains them here (minutes)
-models, config = C.chapter_models(seed, mode)
+models, config = ((C.train_models(seed, C.TRAINING), dict(C.TRAINING))
+                  if mode == "paper" else C.load_models(0))
 model = {name: m for name, (m, _) in models.items()}
-COLOURS = {"cell_diff": book.PALETTE[0], "no_sequence": book.PALETTE[1],
-           "regression": book.PALETTE[3], "retrieval": book.PALETTE[4], "real": "0.3"}
 LABELS = {"cell_diff": "CELL-Diff", "no_sequence": "no sequence",
           "regression": "regression", "retrieval": "NN retrieval", "real": "real"}
-book.glue("n_boot", f"{size.n_boot:,}")
-book.glue("ddim_steps", size.ddim_steps)
+book.glue(n_boot=f"{size.n_boot:,}", ddim_steps=size.ddim_steps)
 
 
 def ci(values, name):
@@ -124,8 +117,6 @@ for name, x in images.items():
         "iou_mask": C.iou_at_area(x, own),
         "hf": C.high_frequency_fraction(x),
     }
-book.glue("n_test", f"{size.n_test:,}")
-book.glue("n_cls", f"{size.n_cls:,}")
 print(f"{'':14s} {'accuracy':>9s} {'IoU':>6s} {'IoU mask':>9s} {'HF share':>9s} "
       f"{'time / CELL-Diff':>17s}")
 for name, s in scores.items():
@@ -135,7 +126,8 @@ for name, s in scores.items():
           f"{s['iou_mask'].mean():9.3f} {s['hf'].mean():9.3f} {ratio}")
     for k, v in s.items():
         book.glue(f"{k}_{name}", float(v.mean()))
-book.glue("time_ratio_reg", seconds["cell_diff"] / seconds["regression"])
+book.glue(n_test=f"{size.n_test:,}", n_cls=f"{size.n_cls:,}",
+          time_ratio_reg=seconds["cell_diff"] / seconds["regression"])
 
 # %% tags=["remove-output"]
 show_idx = [int(np.flatnonzero(test.labels == k)[0]) for k in range(4)]
@@ -282,7 +274,7 @@ per_class = np.array([[C.motif_hits(seqs["matched"])[test.labels == a, b].mean()
                        for b in range(4)] for a in range(4)])
 for k, name in enumerate(C.COMPARTMENTS):
     book.glue(f"per_{name}", float(per_class[k, k]))
-book.glue("planted_rate", float(C.motif_hits(test.sequences)[rows, test.labels].mean()))
+book.glue(planted_rate=float(C.motif_hits(test.sequences)[rows, test.labels].mean()))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=2.6)
@@ -359,11 +351,9 @@ for n in images:
     print(f"{LABELS[n]:14s} MSF resolution {msf[n].mean():6.0f} nm, "
           f"{at_limit:.0%} of images at the Nyquist limit")
     book.glue(f"msf_{n}", float(msf[n].mean()))
-book.glue("nyquist_nm", nyquist)
-book.glue("min_psd", float(min(C.radial_psd(x)[:, 1:].min() for x in images.values())))
-book.glue("msf_threshold", THRESHOLD)
-book.glue("pixel_nm", PIXEL_NM)
-book.glue("img_size", config["size"])
+book.glue(nyquist_nm=nyquist,
+          min_psd=float(min(C.radial_psd(x)[:, 1:].min() for x in images.values())),
+          msf_threshold=THRESHOLD, pixel_nm=PIXEL_NM, img_size=config["size"])
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(1, height=2.8)
@@ -429,9 +419,7 @@ book.show_figure(fig, "fig_psd")
 #   committed run trains longer. The thresholds were written before the first trial.
 
 # %%
-book.glue("depth", config["depth"])
-book.glue("n_train", f"{config['n_train']:,}")
-book.glue("steps", f"{config['steps']:,}")
+book.glue(depth=config["depth"], n_train=f"{config['n_train']:,}", steps=f"{config['steps']:,}")
 
 # %% [markdown]
 # ## Exercise
@@ -470,7 +458,7 @@ for name, x, t in (("DDPM, 200 steps", x_ddpm, t_ddpm),
     acc = (clf.predict(x, sub) == sub.labels).mean()
     print(f"{name:16s} accuracy {acc:.2f}, high-frequency share "
           f"{C.high_frequency_fraction(x).mean():.3f}, time x{t / t_ddim:.1f}")
-book.glue("ex_ddpm_ratio", t_ddpm / t_ddim)
+book.glue(ex_ddpm_ratio=t_ddpm / t_ddim)
 
 # %% [markdown]
 # DDPM took {glue:text}`ex_ddpm_ratio:.0f` times as long as DDIM here.

@@ -43,7 +43,8 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 text = R.load_concept_embeddings()
 # the committed models of this seed; paper mode trains them here (minutes)
-models, config = R.chapter_models(seed, mode, text)
+models, config = ((R.train_models(seed, R.PAPER_TRAINING, text), dict(R.PAPER_TRAINING))
+                  if mode == "paper" else R.load_models(seed, text))
 COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
            "random": book.PALETTE[7], "evidence": book.PALETTE[3]}
 SHORT = ["PZ", "TZ", "circ.", "non-circ.", "homog.", "heterog.", "moderate", "marked",
@@ -73,7 +74,7 @@ SHORT = ["PZ", "TZ", "circ.", "non-circ.", "homog.", "heterog.", "moderate", "ma
 # %%
 test = R.make_phantoms(size.n_test, config["size"], seed=run.seed_of("test-phantoms"))
 two = int(np.flatnonzero(test.n_lesions == 2)[0])
-book.glue("img_size", config["size"])
+book.glue(img_size=config["size"])
 print(textwrap.fill(test.rationales[two], 88))
 
 # %% tags=["remove-output"]
@@ -154,10 +155,8 @@ mean_sq_text = float((gram_text[off] ** 2).mean())
 mean_sq_trained = float((gram_trained[off] ** 2).mean())
 print(f"mean squared cosine between phrases: MiniLM {mean_sq_text:.3f}, "
       f"trained concept vectors {mean_sq_trained:.3f}")
-book.glue("cos_margin", float(gram_text[2, 3]))
-book.glue("cos_intensity", float(gram_text[6, 7]))
-book.glue("sq_text", mean_sq_text)
-book.glue("sq_trained", mean_sq_trained)
+book.glue(cos_margin=float(gram_text[2, 3]), cos_intensity=float(gram_text[6, 7]),
+          sq_text=mean_sq_text, sq_trained=mean_sq_trained)
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.3)
@@ -209,21 +208,16 @@ book.claim(
 # larger models here instead (about an hour on a laptop CPU).
 
 # %%
-cpu = sum(rec["cpu_s"] for _, rec in models.values())
-book.glue("width", config["width"])
-book.glue("width2", 2 * config["width"])
-book.glue("width4", 4 * config["width"])
-book.glue("dim", config["dim"])
-book.glue("tau", config["tau"])
-book.glue("train_minutes", int(round(5 * cpu / 60)))
-book.glue("ckpt_kb", int(book.data.path(R.CHECKPOINT).stat().st_size / 1024))
+book.glue(width=config["width"], width2=2 * config["width"], width4=4 * config["width"],
+          dim=config["dim"], tau=config["tau"], train_minutes=R.TRAINING_CPU_MINUTES,
+          ckpt_kb=int(book.data.path(R.CHECKPOINT).stat().st_size / 1024))
 NAMES = {"rationale": "rationale model", "unet": "U-Net",
          "classifier": "concept classifier",
          "rationale_low": "rationale model, low data", "unet_low": "U-Net, low data"}
 for name, label in NAMES.items():
     rec = models[name][1]
     print(f"{label:30s} {rec['n_train']:5d} images, {rec['epochs']:3d} epochs, "
-          f"{rec['cpu_s']:5.0f} s CPU, last loss {rec['history'][-1]:.3f}")
+          f"last loss {rec['history'][-1]:.3f}")
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(1, height=2.8)
@@ -328,7 +322,7 @@ print(f"pointing: random {R.pointing_game(rand, ev).mean():.3f}, predicted "
       f"{a.mean():.3f}")
 print(f"IoU at area: random {R.iou_at_area(rand, ev).mean():.3f}, predicted "
       f"{(a / (2 - a)).mean():.3f}")
-book.glue("ex_share", float(a.mean()))
+book.glue(ex_share=float(a.mean()))
 
 
 # %% [markdown]

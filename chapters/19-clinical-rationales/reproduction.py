@@ -11,13 +11,6 @@
 # > (Ma et al., 2025, abstract)
 
 # %% [markdown]
-# :::{admonition} Results at a glance
-# :class: tip
-# ```{include} _glance.md
-# ```
-# :::
-
-# %% [markdown]
 # The phantoms, the rationale model and its objectives are built in
 # [the method](method.ipynb). Three experiments, as in the paper's evaluation:
 #
@@ -63,11 +56,12 @@ run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 text = R.load_concept_embeddings()
 # the committed models of this seed; paper mode trains them here (minutes)
-models, config = R.chapter_models(seed, mode, text)
+models, config = ((R.train_models(seed, R.PAPER_TRAINING, text), dict(R.PAPER_TRAINING))
+                  if mode == "paper" else R.load_models(seed, text))
 model = {name: m for name, (m, _) in models.items()}
 COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
            "gradcam_b": book.PALETTE[4], "random": book.PALETTE[7]}
-book.glue("n_boot", f"{size.n_boot:,}")
+book.glue(n_boot=f"{size.n_boot:,}")
 
 
 def ci(values, name):
@@ -91,9 +85,8 @@ test = R.make_phantoms(size.n_test, config["size"], seed=test_seed)
 shifted = R.make_phantoms(size.n_test, config["size"], seed=test_seed,
                           scanner=R.SCANNER_B)
 params = {n: sum(p.numel() for p in model[n].parameters()) for n in model}
-book.glue("n_test", f"{size.n_test:,}")
-book.glue("params_rat", f"{params['rationale']:,}")
-book.glue("params_unet", f"{params['unet']:,}")
+book.glue(n_test=f"{size.n_test:,}", params_rat=f"{params['rationale']:,}",
+          params_unet=f"{params['unet']:,}")
 settings = {"all data": ("rationale", "unet", test),
             "low data": ("rationale_low", "unet_low", test),
             "shifted scanner": ("rationale", "unet", shifted)}
@@ -230,8 +223,7 @@ loc_gap = {k: ci(img_scores["rationale"][k] - img_scores[best[k]][k],
            for k in ("pointing", "iou")}
 for (m, k), (v, _) in loc.items():
     book.glue(f"loc_{m}_{k}", v)
-book.glue("n_maps", f"{len(ii):,}")
-book.glue("n_images_loc", f"{len(images):,}")
+book.glue(n_maps=f"{len(ii):,}", n_images_loc=f"{len(images):,}")
 
 # %% tags=["remove-output"]
 groups = list(R.GROUPS)
@@ -441,10 +433,8 @@ for q in ("present", "location", "score"):
 #   The claims' thresholds were written before the committed models were evaluated.
 
 # %%
-book.glue("img_size", config["size"])
-book.glue("width", config["width"])
-book.glue("n_train", f"{config['n_train']:,}")
-book.glue("epochs", config["epochs"])
+book.glue(img_size=config["size"], width=config["width"], n_train=f"{config['n_train']:,}",
+          epochs=config["epochs"])
 
 # %% [markdown]
 # ## Exercise
@@ -475,8 +465,7 @@ for m, h in heat.items():
     row = [R.pointing_game(h, ev, tolerance=tol).mean() for tol in (0, 1, 2)]
     print(f"{LABELS[m]:22s} " + " ".join(f"{v:6.3f}" for v in row))
     if m == "gradcam_b":
-        book.glue("ex_tol0_gradcam_b", float(row[0]))
-        book.glue("ex_tol2_gradcam_b", float(row[2]))
+        book.glue(ex_tol0_gradcam_b=float(row[0]), ex_tol2_gradcam_b=float(row[2]))
 
 # %% [markdown]
 # Grad-CAM at the bottleneck goes from {glue:text}`ex_tol0_gradcam_b:.3f` without

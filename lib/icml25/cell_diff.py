@@ -35,12 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.common.stats import bootstrap_ci
+from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command
 
 __all__ = [
     "AMINO", "COMPARTMENTS", "MOTIFS", "Cells", "make_cells", "motif_hits",
     "UnifiedNet", "train_model", "train_models", "save_checkpoint", "load_models",
-    "chapter_models", "sample_images", "sample_sequences", "predict_regression",
+    "sample_images", "sample_sequences", "predict_regression",
     "retrieve_images", "kmer_features", "compartment_features", "LocalisationClassifier",
     "iou_paper", "iou_at_area", "radial_psd", "high_frequency_fraction",
     "msf_resolution", "oaardm_mask", "bootstrap_ci",
@@ -60,7 +61,14 @@ MOTIFS = {"nucleus": "PKKKRKV", "nucleolus": "RRGRGRR", "cytoplasm": "LxxxLxxLxL
 _POLAR = "DEKNQRST"
 _HYDRO = "ILVF"
 _NES = re.compile("L...L..L.L")
+#: The committed models (:func:`load_models`): training seed 0 only, made by
+#: :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
 CHECKPOINT = "cell_diff/models.pt"
+TRAIN_COMMAND = "python -m icml25.cell_diff train data/cell_diff/models.pt"
+#: What training the committed file cost on one core, measured when it was trained (292
+#: CPU-seconds for the three models of seed 0).
+#: The file itself holds no timing, so that retraining gives its sha256 again.
+TRAINING_CPU_MINUTES = 5
 T_TRAIN = 200
 
 
@@ -520,9 +528,8 @@ def train_model(name: str, cells: Cells, config: dict, *, seed=0):
     """Train one model with Adam (cosine-decayed learning rate): ``cell_diff`` on the
     alternating objective, ``no_sequence`` on the image objective without residue tokens,
     ``regression`` by MSE of its direct prediction of the image from (zeros, morphology,
-    sequence) at $t=0$. Returns (model, record with the loss curves and CPU seconds)."""
-    import time
-
+    sequence) at $t=0$. Returns (model, record with the loss curves ``image`` and
+    ``sequence``, one value per step)."""
     torch = _torch()
     seeds = np.random.default_rng(seed).integers(2**31, size=2)
     torch.manual_seed(int(seeds[0]))
@@ -535,7 +542,6 @@ def train_model(name: str, cells: Cells, config: dict, *, seed=0):
     x0, morph, seq = _to_model(cells)
     sched = scheduler("ddpm")
     hist = {"image": [], "sequence": []}
-    start = time.process_time()
     for _ in range(steps):
         idx = torch.randint(0, len(cells), (config["batch"],), generator=g)
         if name == "regression":
@@ -553,7 +559,6 @@ def train_model(name: str, cells: Cells, config: dict, *, seed=0):
         hist["image"].append(float(img.detach()))
         hist["sequence"].append(float(sl.detach()) if sl is not None else float("nan"))
     record = {k: np.asarray(v, np.float32) for k, v in hist.items()}
-    record["cpu_s"] = time.process_time() - start
     return model.eval(), record
 
 
@@ -566,51 +571,46 @@ def train_models(seed: int, config: dict = TRAINING) -> dict:
 
 
 def _train_seed(args):
+    import time
+
     seed, config = args
     _torch().set_num_threads(1)
+    start = time.process_time()
     out = train_models(seed, config)
+    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
     return seed, {n: ({k: v.detach().clone() for k, v in m.state_dict().items()},
                       {k: (v.tolist() if isinstance(v, np.ndarray) else v)
                        for k, v in rec.items()})
                   for n, (m, rec) in out.items()}
 
 
-def save_checkpoint(path, seeds=range(1), config: dict = TRAINING, jobs: int = 1) -> None:
-    """Train every model for every seed; save state dicts (float16) and records."""
-    torch = _torch()
+def save_checkpoint(path, seeds=range(1), config: dict = TRAINING, jobs: int = 1) -> str:
+    """Train every model for every seed and save them in float16 with their loss curves
+    (:func:`icml25.common.checkpoints.save`: the bytes depend only on the weights, the
+    config and the curves). Returns the file's sha256."""
     results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
-    half = {s: {n: ({k: v.half() for k, v in w.items()}, rec)
-                for n, (w, rec) in r.items()} for s, r in results}
-    torch.save({"config": dict(config), "seeds": half}, path)
+    return checkpoints.save(
+        path, config=dict(config),
+        seeds={s: {n: checkpoints.half(w) for n, (w, _) in r.items()} for s, r in results},
+        records={s: {n: rec for n, (_, rec) in r.items()} for s, r in results})
 
 
 def load_models(seed: int) -> tuple[dict, dict]:
-    """The committed models of ``seed``: ``{name: (model, record)}`` and the config."""
-    torch = _torch()
+    """The committed models of training seed ``seed``: ``{name: (model, record)}`` and the
+    config. The committed file holds seed 0 only (a chapter's seed draws its test cells and
+    sampling noise, not the training); another seed is an error naming
+    :data:`TRAIN_COMMAND`."""
     from icml25.common import data as book_data
 
-    state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
-    if seed not in state["seeds"]:
-        raise ValueError(f"the committed models cover seeds {sorted(state['seeds'])}, not "
-                         f"{seed}; train more with python -m icml25.cell_diff train")
-    config = state["config"]
+    ckpt = checkpoints.load(book_data.path(CHECKPOINT))
+    config = ckpt.config
     out = {}
-    for name, (weights, record) in state["seeds"][seed].items():
+    for name, weights in checkpoints.seed_state(ckpt, seed, TRAIN_COMMAND).items():
         model = build(name, config)
         model.load_state_dict({k: v.float() for k, v in weights.items()})
+        record = ckpt.records[seed][name]
         out[name] = (model.eval(), {k: np.asarray(v) for k, v in record.items()})
     return out, config
-
-
-def chapter_models(seed: int, mode: str) -> tuple[dict, dict]:
-    """The models a chapter run uses: trained here for ``seed`` in paper mode (minutes),
-    else the committed ones (:func:`load_models`), trained once with seed 0: a run's seed
-    then draws its test cells and the sampling noise, not the training."""
-    if mode not in ("quick", "book", "paper"):
-        raise ValueError(f"mode must be 'quick', 'book' or 'paper', got {mode!r}")
-    if mode == "paper":
-        return train_models(seed, TRAINING), dict(TRAINING)
-    return load_models(0)
 
 
 # --------------------------------------------------------------------------- sampling

@@ -67,6 +67,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from icml25.common.validation import check_int
+
 __all__ = [
     "Problem",
     "Round",
@@ -97,12 +99,6 @@ _RENORMALISE_EVERY = 32  # exact normaliser recomputation for the incremental we
 # --------------------------------------------------------------------------- validation
 
 
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _probability_vector(p, size: int, name: str) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if p.shape != (size,):
@@ -127,7 +123,7 @@ def _optional_rate(value, name: str, *, allow_zero: bool) -> float | None:
 def gaussian_bump(n: int, center: float = 0.6, width: float = 0.15) -> np.ndarray:
     r""":math:`\nu(c)\propto\exp(-\tfrac12((v_c-\text{center})/\text{width})^2)` on the grid
     :math:`v_c=(c+1)/n`, the value distribution of the auction example."""
-    n = _positive_int(n, "n")
+    n = check_int(n, "n", minimum=1)
     if not width > 0:
         raise ValueError(f"width must be > 0, got {width!r}")
     v = np.arange(1, n + 1) / n
@@ -286,17 +282,17 @@ class FirstPriceAuction(Environment):
 
     def __init__(self, n_values: int, n_bids: int, value_probs=None, *, adversary="phases",
                  n_phases: int = 4, first_phase: int | None = None):
-        self.n_contexts = _positive_int(n_values, "n_values")
-        self.n_actions = _positive_int(n_bids, "n_bids")
+        self.n_contexts = check_int(n_values, "n_values", minimum=1)
+        self.n_actions = check_int(n_bids, "n_bids", minimum=1)
         if value_probs is None:
             value_probs = gaussian_bump(self.n_contexts)
         self.context_probs = _probability_vector(value_probs, self.n_contexts, "value_probs")
         if adversary not in self.ADVERSARIES:
             raise ValueError(f"adversary must be one of {self.ADVERSARIES}, got {adversary!r}")
         self.adversary = adversary
-        self.n_phases = _positive_int(n_phases, "n_phases")
+        self.n_phases = check_int(n_phases, "n_phases", minimum=1)
         if first_phase is not None:
-            first_phase = _positive_int(first_phase, "first_phase")
+            first_phase = check_int(first_phase, "first_phase", minimum=1)
         self.first_phase = first_phase
         self.values = np.arange(1, self.n_contexts + 1) / self.n_contexts
         self.bids = np.arange(self.n_actions) / self.n_actions
@@ -308,7 +304,8 @@ class FirstPriceAuction(Environment):
         return 0.5 * n_rounds - 0.5 * summary_total[:, None, :] * self._surplus.T[None]
 
     def rounds(self, n_seeds, horizon, rng):
-        n_seeds, horizon = _positive_int(n_seeds, "n_seeds"), _positive_int(horizon, "horizon")
+        n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
+        horizon = check_int(horizon, "horizon", minimum=1)
         if self.adversary == "phases":
             phase = _phase_index(horizon, self.n_phases)
             low = rng.uniform(0.0, 0.6, size=(self.n_phases, n_seeds))
@@ -374,14 +371,14 @@ class SleepingBandit(Environment):
     MAX_ARMS = 12
 
     def __init__(self, n_arms: int, availability=0.5, *, n_phases: int = 4):
-        self.n_actions = _positive_int(n_arms, "n_arms")
+        self.n_actions = check_int(n_arms, "n_arms", minimum=1)
         if self.n_actions > self.MAX_ARMS:
             raise ValueError(f"n_arms must be at most {self.MAX_ARMS} (2^K - 1 contexts)")
         p = np.broadcast_to(np.asarray(availability, dtype=float), (self.n_actions,)).copy()
         if not np.all((p > 0) & (p <= 1)):
             raise ValueError("availability must be in (0, 1] for every arm")
         self.availability = p
-        self.n_phases = _positive_int(n_phases, "n_phases")
+        self.n_phases = check_int(n_phases, "n_phases", minimum=1)
         self.n_contexts = 2**self.n_actions - 1
         subsets = np.arange(1, self.n_contexts + 1)
         self.allowed = ((subsets[:, None] >> np.arange(self.n_actions)) & 1).astype(bool)
@@ -393,7 +390,8 @@ class SleepingBandit(Environment):
         return np.where(self.allowed[None], summary_total[:, None, :], float(n_rounds))
 
     def rounds(self, n_seeds, horizon, rng):
-        n_seeds, horizon = _positive_int(n_seeds, "n_seeds"), _positive_int(horizon, "horizon")
+        n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
+        horizon = check_int(horizon, "horizon", minimum=1)
         phase = _phase_index(horizon, self.n_phases)
         levels = np.linspace(0.1, 0.9, self.n_actions)
         means = np.stack([rng.permuted(np.tile(levels, (n_seeds, 1)), axis=1)
@@ -444,7 +442,8 @@ class TableEnvironment(Environment):
         self._check_allowed()
 
     def rounds(self, n_seeds, horizon, rng):
-        n_seeds, horizon = _positive_int(n_seeds, "n_seeds"), _positive_int(horizon, "horizon")
+        n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
+        horizon = check_int(horizon, "horizon", minimum=1)
         if horizon > len(self.losses):
             raise ValueError(f"horizon {horizon} exceeds the {len(self.losses)} rounds of losses")
         losses32 = np.ascontiguousarray(self.losses.transpose(0, 2, 1), dtype=FEEDBACK_DTYPE)
@@ -473,11 +472,11 @@ def rare_context_adversary(n_contexts: int, n_actions: int, horizon: int, *,
     :math:`1/(\hat f+\gamma)` is stressed where the losses matter.  The Bernoulli draws use
     ``seed`` and are the same in every run.
     """
-    C = _positive_int(n_contexts, "n_contexts")
-    K = _positive_int(n_actions, "n_actions")
-    T = _positive_int(horizon, "horizon")
-    n_rare = _positive_int(n_rare, "n_rare")
-    n_phases = _positive_int(n_phases, "n_phases")
+    C = check_int(n_contexts, "n_contexts", minimum=1)
+    K = check_int(n_actions, "n_actions", minimum=1)
+    T = check_int(horizon, "horizon", minimum=1)
+    n_rare = check_int(n_rare, "n_rare", minimum=1)
+    n_phases = check_int(n_phases, "n_phases", minimum=1)
     if n_rare >= C:
         raise ValueError(f"n_rare must be smaller than n_contexts ({C}), got {n_rare}")
     if K < 2:
@@ -515,9 +514,9 @@ def estimation_round_adversary(n_contexts: int, n_actions: int, horizon: int,
     action 0 win and plays it: regret :math:`\approx T/4`, linear.  With a fair coin the
     learning round is an unbiased sample of the pair.
     """
-    C = _positive_int(n_contexts, "n_contexts")
-    K = _positive_int(n_actions, "n_actions")
-    T = _positive_int(horizon, "horizon")
+    C = check_int(n_contexts, "n_contexts", minimum=1)
+    K = check_int(n_actions, "n_actions", minimum=1)
+    T = check_int(horizon, "horizon", minimum=1)
     if K < 2:
         raise ValueError("estimation_round_adversary needs at least 2 actions")
     probs = np.full(C, 1.0 / C) if context_probs is None else context_probs
@@ -708,7 +707,7 @@ class SchneiderZimmert(Learner):
         self.eta = _optional_rate(eta, "eta", allow_zero=False)
         self.gamma = _optional_rate(gamma, "gamma", allow_zero=True)
         if epoch_length is not None:
-            epoch_length = _positive_int(epoch_length, "epoch_length")
+            epoch_length = check_int(epoch_length, "epoch_length", minimum=1)
             if paired and epoch_length % 2:
                 raise ValueError(f"epoch_length must be even when paired, got {epoch_length}")
         for flag, name in ((paired, "paired"), (coin, "coin"), (frozen, "frozen")):
@@ -1017,9 +1016,9 @@ def simulate(env: Environment, learners, horizon: int, *, n_seeds: int = 1, seed
     n_checkpoints : int
         Rounds at which the curves are recorded (evenly spaced, always including ``horizon``).
     """
-    horizon = _positive_int(horizon, "horizon")
-    n_seeds = _positive_int(n_seeds, "n_seeds")
-    n_checkpoints = _positive_int(n_checkpoints, "n_checkpoints")
+    horizon = check_int(horizon, "horizon", minimum=1)
+    n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
+    n_checkpoints = check_int(n_checkpoints, "n_checkpoints", minimum=1)
     if isinstance(learners, Learner):
         learners = {"learner": learners}
     if not isinstance(learners, Mapping) or not learners:
@@ -1033,7 +1032,7 @@ def simulate(env: Environment, learners, horizon: int, *, n_seeds: int = 1, seed
         raise ValueError("env must be an Environment")
 
     problem = env.problem
-    C, K = problem.n_contexts, problem.n_actions
+    C = problem.n_contexts
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     context_rng = np.random.default_rng(_child_seed(root, 0))
     fixed_policy = _fixed_comparator(env, n_seeds, horizon, _child_seed(root, 1))

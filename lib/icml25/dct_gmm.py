@@ -47,6 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
+from icml25.common.validation import check_scalar
+
 __all__ = [
     "bvn_cdf",
     "rectangle_probabilities",
@@ -294,8 +296,7 @@ class LatentCI:
     def __init__(self, data, *, weighting="identity", binarize=False, alpha=0.05,
                  continuous_bins=10):
         data = _check_data(data)
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        check_scalar(alpha, "alpha", minimum=0, maximum=1, open_minimum=True, open_maximum=True)
         if binarize:
             data = binarize_at_mean(data)
         self.codes = np.column_stack([_as_codes(data[:, j], j, continuous_bins)

@@ -70,12 +70,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from numbers import Integral
 
 import mpmath
 import numpy as np
 from scipy import optimize, special, stats
 from scipy.linalg import eigvalsh_tridiagonal
+
+from icml25.common.validation import check_int
 
 __all__ = [
     "htmp_density",
@@ -452,12 +453,6 @@ def htmp_cdf(x, gamma, kappa):
 # --------------------------------------------------------------------------- sampling
 
 
-def _check_n(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    return int(n)
-
-
 def _bidiagonal_gram_eigenvalues(diag: np.ndarray, sub: np.ndarray) -> np.ndarray:
     """Sorted eigenvalues of B B^T for the lower-bidiagonal B = (diag, sub).
 
@@ -514,7 +509,7 @@ def sample_htmp(n, gamma, kappa, rng):
     -------
     ndarray, shape (n,)
     """
-    n, gamma = _check_n(n), _check_gamma(gamma)
+    n, gamma = check_int(n, "n", minimum=1), _check_gamma(gamma)
     kappa = _check_kappa(kappa, for_density=False)  # any kappa: the sampler needs no U
     rng = np.random.default_rng(rng)
     p = gamma * n
@@ -645,7 +640,7 @@ def haar_layer(eigs, m, rng) -> np.ndarray:
     if not np.all(np.isfinite(eigs)) or np.any(eigs < 0):
         raise ValueError("eigs must be finite and nonnegative")
     n = eigs.size
-    m = _check_n(m)
+    m = check_int(m, "m", minimum=1)
     if m < n:
         raise ValueError(f"m must be at least len(eigs) = {n}, got {m}")
     rng = np.random.default_rng(rng)

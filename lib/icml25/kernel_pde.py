@@ -54,6 +54,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.polynomial import hermite_e
 
+from icml25.common.validation import check_int
+
 __all__ = [
     "gaussian_kernel_1d",
     "kron_matvec",
@@ -104,9 +106,8 @@ def kron_matvec(A: np.ndarray, B: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def uniform_grid(n: int) -> np.ndarray:
     """``n`` equispaced nodes on [0, 1], boundary included."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 3:
-        raise ValueError(f"a grid needs at least 3 points per dimension (one interior), got {n!r}")
-    return np.linspace(0.0, 1.0, int(n))
+    n = check_int(n, "n", minimum=3)  # at least one interior point per dimension
+    return np.linspace(0.0, 1.0, n)
 
 
 @dataclass
@@ -675,9 +676,7 @@ def solve_sks(pde: PDE, n, *, ell=0.1, nugget: float = 1e-6, v: float = 1e4,
             raise ValueError(f"{name} must be a positive number, got {value!r}")
     if iterations is None:
         iterations = 49 if optimizer == "gauss-newton" else 10_000
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) \
-            or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+    iterations = check_int(iterations, "iterations", minimum=1)
     prob = _PenalisedProblem(pde, pde.axes(n), ells, float(nugget), float(v), float(tau), whiten)
     test_axes = pde.axes(test_n)
     Xt, Yt = np.meshgrid(*test_axes, indexing="ij")

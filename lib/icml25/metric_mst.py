@@ -37,6 +37,8 @@ import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.spatial.distance import cdist, pdist, squareform
 
+from icml25.common.validation import check_int
+
 __all__ = [
     "DistanceOracle",
     "SpanningTree",
@@ -380,9 +382,8 @@ def forest_completion_mst(
     n = oracle.n
     if components is None:
         t = math.ceil(math.sqrt(n)) if n_clusters is None else n_clusters
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 1 <= t <= n:
-            raise ValueError(f"n_clusters must be an integer between 1 and n = {n}, got {n_clusters!r}")
-        components, _ = k_center(oracle, int(t), seed)
+        t = check_int(t, "n_clusters", minimum=1, maximum=n)
+        components, _ = k_center(oracle, t, seed)
         # With duplicate points a center may win no point: re-code the clusters densely.
         _, components = np.unique(components, return_inverse=True)
     else:

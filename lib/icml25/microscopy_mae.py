@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml25.common.stats import resample_indices
 from icml25.common.streams import stream, stream_int
+from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command
 
 #: The stained compartments, one image channel each.
@@ -683,9 +685,8 @@ def bootstrap_balanced_accuracy(pred, truth, *, n_boot: int = 1000,
     crops (the same resample for every block, so differences between blocks are paired):
     (n_boot, B)."""
     pred, truth = np.atleast_2d(pred), np.asarray(truth)
-    rng = np.random.default_rng(seed)
     classes = np.unique(truth)
-    idx = rng.integers(0, len(truth), (n_boot, len(truth)))
+    idx = resample_indices(len(truth), n_boot=n_boot, seed=np.random.default_rng(seed))
     t = truth[idx]  # (n_boot, n)
     hit = pred[:, idx] == t[None]  # (B, n_boot, n)
     recalls = []
@@ -989,25 +990,31 @@ def train_seed(seed: int, training: dict = TRAINING, screen_config: dict = TRAIN
     return out
 
 
-def save_checkpoint(path, seeds=range(5), jobs: int = 1) -> None:
+#: The committed models (:func:`load_models`): training seed 0 only (three models), made
+#: by :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
+CHECKPOINT = "microscopy_mae/models.pt"
+TRAIN_COMMAND = "python -m icml25.microscopy_mae train data/microscopy_mae/models.pt"
+
+
+def save_checkpoint(path, seeds=range(5), jobs: int = 1) -> str:
     """Train every seed (in ``jobs`` processes) and save the models in float16 with
-    their training records and curation outcome."""
+    their training records and curation outcome (:func:`icml25.common.checkpoints.save`;
+    per seed, ``records[seed]`` holds each model's record and ``"curation"``: the
+    p-values, ``gene_pathway``, ``kept_crops``, ``n_crops``). Returns the file's sha256."""
     torch = _torch()
-    seeds = list(seeds)
+    seeds = [int(s) for s in seeds]
     results = map_seeds(_train_one_thread, seeds, jobs)
-    blob = {"training": dict(TRAINING), "screen": dict(TRAIN_SCREEN), "widths": WIDTHS,
-            "main_width": MAIN_WIDTH, "seeds": {}}
+    weights, records = {}, {}
     for s, res in zip(seeds, results):
-        entry = {}
-        for name, value in res.items():
-            if isinstance(value, tuple):
-                state, rec = value
-                entry[name] = {"state": {k: v.half() if v.is_floating_point() else v
-                                         for k, v in state.items()}, "record": rec}
-            else:
-                entry[name] = value
-        blob["seeds"][s] = entry
-    torch.save(blob, path)
+        weights[s] = {n: checkpoints.half(v[0]) for n, v in res.items()
+                      if isinstance(v, tuple)}
+        records[s] = {n: v[1] for n, v in res.items() if isinstance(v, tuple)}
+        records[s]["curation"] = {
+            n: torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
+            for n, v in res.items() if not isinstance(v, tuple)}
+    config = {"training": dict(TRAINING), "screen": dict(TRAIN_SCREEN),
+              "widths": tuple(WIDTHS), "main_width": MAIN_WIDTH}
+    return checkpoints.save(path, config=config, seeds=weights, records=records)
 
 
 def _train_one_thread(seed):
@@ -1017,27 +1024,29 @@ def _train_one_thread(seed):
 
 
 def load_models(seed: int, name: str = "models.pt"):
-    """The committed models of training seed ``seed % n_seeds``: ``(models, info)`` with
+    """The committed models of training seed ``seed``: ``(models, info)`` with
     ``models[name] = (MAE, record)`` for ``uncurated`` and ``curated_<width>``, and
-    ``info`` holding the curation p-values and the training config."""
-    torch = _torch()
+    ``info`` holding the curation p-values and the training config. The committed file
+    holds seed 0 only (the chapter loads it whatever its run's seed); another seed is an
+    error naming :data:`TRAIN_COMMAND`."""
     from icml25.common import data
 
-    blob = torch.load(data.path(f"microscopy_mae/{name}"), weights_only=False)
-    seeds = sorted(blob["seeds"])
-    entry = blob["seeds"][seeds[seed % len(seeds)]]
-    models, info = {}, {k: v for k, v in entry.items() if not isinstance(v, dict)}
+    ckpt = checkpoints.load(data.path(f"microscopy_mae/{name}"))
+    state = checkpoints.seed_state(ckpt, seed, TRAIN_COMMAND)
+    blob, records = ckpt.config, ckpt.records[seed]
+    info = {k: v.numpy() if hasattr(v, "numpy") else v
+            for k, v in records["curation"].items()}
     cfg = {k: v for k, v in blob["training"].items()
            if k not in ("steps", "batch", "lr")}
-    for key, value in entry.items():
-        if isinstance(value, dict) and "state" in value:
-            width = blob["main_width"] if key == "uncurated" else int(key.split("_")[1])
-            model = build_mae(0, width=width, **cfg)
-            model.load_state_dict({k: v.float() for k, v in value["state"].items()})
-            model.eval()
-            models[key] = (model, value["record"])
+    models = {}
+    for key, weights in state.items():
+        width = blob["main_width"] if key == "uncurated" else int(key.split("_")[1])
+        model = build_mae(0, width=width, **cfg)
+        model.load_state_dict({k: v.float() for k, v in weights.items()})
+        model.eval()
+        models[key] = (model, records[key])
     info.update(training=blob["training"], screen=blob["screen"], widths=blob["widths"],
-                main_width=blob["main_width"], model_seed=seeds[seed % len(seeds)])
+                main_width=blob["main_width"], model_seed=seed)
     return models, info
 
 

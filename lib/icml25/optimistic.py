@@ -36,6 +36,7 @@ import numpy as np
 from scipy.linalg import subspace_angles
 
 from icml25.common.streams import stream
+from icml25.common.validation import check_int
 
 __all__ = [
     "BudgetExhausted",
@@ -81,12 +82,6 @@ def _bounds(bounds) -> np.ndarray:
     return b
 
 
-def _int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _callable(f):
     if not callable(f):
         raise ValueError(f"f must be callable; got {type(f).__name__}")
@@ -122,7 +117,7 @@ class CountedFunction:
                  history: bool = False):
         self.f = _callable(f)
         self.points: list[np.ndarray] | None = [] if history else None
-        self.budget = _int(budget, "budget")
+        self.budget = check_int(budget, "budget", minimum=1)
         self.vectorized = bool(vectorized)
         self.count = 0
         self.best = np.inf
@@ -204,7 +199,7 @@ class Result:
 
 def harmonic(n: int) -> float:
     r"""The harmonic number $\overline{\log}(n)=\sum_{i=1}^n 1/i$."""
-    n = _int(n, "n")
+    n = check_int(n, "n", minimum=1)
     return float(np.sum(1.0 / np.arange(1, n + 1)))
 
 
@@ -223,7 +218,7 @@ def sequool_schedule(n: int) -> tuple[int, np.ndarray]:
     caps : ndarray (h_max + 1,)
         ``caps[h]`` is the most openings at depth ``h``.
     """
-    n = _int(n, "n")
+    n = check_int(n, "n", minimum=1)
     h_max = int(n // harmonic(n))
     caps = np.ones(h_max + 1, dtype=np.int64)
     if h_max >= 1:
@@ -329,7 +324,7 @@ def basis_pursuit(phi, y, *, iterations: int = 1000, rho: float | None = None) -
         raise ValueError(f"y must have {phi.shape[0]} rows; got shape {y.shape}")
     if not (np.all(np.isfinite(phi)) and np.all(np.isfinite(Y))):
         raise ValueError("phi and y must be finite")
-    iterations = _int(iterations, "iterations")
+    iterations = check_int(iterations, "iterations", minimum=1)
     gram = phi @ phi.T
     if np.linalg.matrix_rank(gram) < phi.shape[0]:
         raise ValueError("phi must have full row rank")
@@ -423,12 +418,12 @@ def learned_partition(f: Callable, bounds, budget: int, *, active_dim: int, seed
     """
     box = _bounds(bounds)
     d = box.shape[0]
-    active_dim = _int(active_dim, "active_dim")
+    active_dim = check_int(active_dim, "active_dim", minimum=1)
     if active_dim > d:
         raise ValueError(f"active_dim must be <= d = {d}; got {active_dim}")
     if not 0 < learn_fraction < 1:
         raise ValueError(f"learn_fraction must lie in (0, 1); got {learn_fraction!r}")
-    directions = _int(directions, "directions")
+    directions = check_int(directions, "directions", minimum=1)
     if not step > 0 or not radius > 0:
         raise ValueError(f"step and radius must be positive; got {step!r}, {radius!r}")
     fc = CountedFunction(f, budget, vectorized=vectorized, history=history)
@@ -614,8 +609,8 @@ def make_problem(name: str, d: int, *, active_dim: int = 2, seed=None,
     """
     if name not in FUNCTIONS:
         raise ValueError(f"unknown function {name!r}; choose from {', '.join(FUNCTIONS)}")
-    d = _int(d, "d")
-    active_dim = _int(active_dim, "active_dim")
+    d = check_int(d, "d", minimum=1)
+    active_dim = check_int(active_dim, "active_dim", minimum=1)
     if active_dim > d:
         raise ValueError(f"active_dim must be <= d = {d}; got {active_dim}")
     if name == "branin" and active_dim != 2:
@@ -703,11 +698,12 @@ def benchmark(functions, dims, seeds, budgets, *, methods=METHODS, active_dim: i
     methods, to study a wrong guess.
     """
     functions, dims, seeds = tuple(functions), tuple(dims), tuple(seeds)
-    budgets = tuple(int(_int(n, "budget")) for n in budgets)
+    budgets = tuple(check_int(n, "budget", minimum=1) for n in budgets)
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {', '.join(METHODS)}")
-    assumed = active_dim if assumed_dim is None else _int(assumed_dim, "assumed_dim")
+    assumed = (active_dim if assumed_dim is None
+               else check_int(assumed_dim, "assumed_dim", minimum=1))
     import time
 
     shape = (len(functions), len(dims), len(seeds), len(budgets))
@@ -768,6 +764,7 @@ def win_rate(ours, theirs, *, floor: float = 1e-10, n_boot: int = 2000, seed=0):
         raise ValueError("regrets must not be NaN")
     score = (a < b) + 0.5 * (a == b)
     rng = np.random.default_rng(seed)
-    boot = score[rng.integers(0, score.size, (_int(n_boot, "n_boot"), score.size))].mean(1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    boot = score[rng.integers(0, score.size, (n_boot, score.size))].mean(1)
     return float(score.mean()), (float(np.quantile(boot, 0.025)),
                                  float(np.quantile(boot, 0.975)))

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import ndimage
 
 from icml25.common.stats import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
+from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command
 
 # ----------------------------------------------------------------------------------------------
@@ -823,7 +824,14 @@ MODELS = {
     "unet_low": ("SmallUNet", "low", {}),
     "align_only": ("RationaleModel", "full", {"disentangle": 0.0}),
 }
+#: The committed models (:func:`load_models`): training seeds 0-4, made by
+#: :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
 CHECKPOINT = "rationales/models.pt"
+TRAIN_COMMAND = "python -m icml25.rationales train data/rationales/models.pt"
+#: What training the committed file cost on one core, measured when it was trained (about
+#: 275 CPU-seconds per seed, five seeds).
+#: The file itself holds no timing, so that retraining gives its sha256 again.
+TRAINING_CPU_MINUTES = 23
 
 
 def build(kind: str, text, config: dict):
@@ -841,9 +849,7 @@ def train_models(seed: int, config: dict = TRAINING, text=None, names=None) -> d
     """Train the models of :data:`MODELS` for one seed on ``make_phantoms(n_train, size,
     seed=[seed, 1])`` (the low-data models on its first ``n_low`` images, for the same number
     of optimisation steps). Returns ``{name: (model, record)}``, the record holding the loss of
-    every epoch and the training time."""
-    import time
-
+    every epoch (``history``), ``n_train`` and ``epochs``."""
     torch = _torch()
     text = load_concept_embeddings() if text is None else text
     full = make_phantoms(config["n_train"], config["size"], seed=[seed, 1])
@@ -856,62 +862,55 @@ def train_models(seed: int, config: dict = TRAINING, text=None, names=None) -> d
         torch.manual_seed(int(np.random.default_rng([seed, 10, j]).integers(2**31)))
         model = build(kind, text, config)
         kw = {k: config[k] for k in ("align", "disentangle", "concept", "tau")} | weights
-        start = time.process_time()
         history = train(model, data, epochs=epochs, batch_size=config["batch_size"],
                         lr=config["lr"], seed=[seed, 11, j], **kw)
-        out[name] = (model, dict(history=history, cpu_s=time.process_time() - start,
-                                 n_train=len(data), epochs=epochs))
+        out[name] = (model, dict(history=history, n_train=len(data), epochs=epochs))
     return out
 
 
 def _train_seed(args):
+    import time
+
     seed, config = args
     _torch().set_num_threads(1)
+    start = time.process_time()
     models = train_models(seed, config)
+    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
     return seed, {name: ({k: v.detach().clone() for k, v in m.state_dict().items()}, rec)
                   for name, (m, rec) in models.items()}
 
 
-def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> None:
-    """Train every model for every seed and save the state dicts and training records."""
-    torch = _torch()
+def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> str:
+    """Train every model for every seed and save the state dicts (float32) and training
+    records (:func:`icml25.common.checkpoints.save`). Returns the file's sha256."""
     results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
-    torch.save({"config": dict(config), "seeds": {s: r for s, r in results}}, path)
+    return checkpoints.save(
+        path, config=dict(config),
+        seeds={s: {n: w for n, (w, _) in r.items()} for s, r in results},
+        records={s: {n: rec for n, (_, rec) in r.items()} for s, r in results})
 
 
 def load_models(seed: int, text=None) -> tuple[dict, dict]:
-    """The committed models of ``seed`` (``{name: (model, record)}``) and the training config."""
-    torch = _torch()
+    """The committed models of training seed ``seed`` (``{name: (model, record)}``) and the
+    training config. The committed file holds seeds 0-4 (a chapter loads its run's seed);
+    another seed is an error naming :data:`TRAIN_COMMAND`."""
     from icml25.common import data as book_data
 
-    state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
-    if seed not in state["seeds"]:
-        raise ValueError(f"the committed models cover seeds {sorted(state['seeds'])}, not "
-                         f"{seed}; train more with python -m icml25.rationales train")
+    ckpt = checkpoints.load(book_data.path(CHECKPOINT))
+    state = checkpoints.seed_state(ckpt, seed, TRAIN_COMMAND)
     text = load_concept_embeddings() if text is None else text
-    config = state["config"]
+    config = ckpt.config
     out = {}
-    for name, (weights, record) in state["seeds"][seed].items():
+    for name, weights in state.items():
         model = build(MODELS[name][0], text, config)
         model.load_state_dict(weights)
-        out[name] = (model.eval(), record)
+        out[name] = (model.eval(), ckpt.records[seed][name])
     return out, config
 
 
-#: The training of ``mode = "paper"``: larger phantoms, five times the images, trained live.
+#: The training of the chapters' paper mode (they call :func:`train_models` with it):
+#: larger phantoms, five times the images, trained live.
 PAPER_TRAINING = dict(TRAINING, size=48, n_train=3000, n_low=750, epochs=40)
-
-
-def chapter_models(seed: int, mode: str, text=None) -> tuple[dict, dict]:
-    """The models a chapter run uses and their training config: trained here on
-    :data:`PAPER_TRAINING` in paper mode (minutes), else the committed ones of ``seed``
-    (:func:`load_models`; ``python -m icml25.rationales train`` makes them)."""
-    if mode not in ("quick", "book", "paper"):
-        raise ValueError(f"mode must be 'quick', 'book' or 'paper', got {mode!r}")
-    if mode == "paper":
-        text = load_concept_embeddings() if text is None else text
-        return train_models(seed, PAPER_TRAINING, text), dict(PAPER_TRAINING)
-    return load_models(seed, text)
 
 
 def main(argv=None) -> None:  # pragma: no cover

@@ -74,6 +74,7 @@ from torch import nn
 
 from . import minilm
 from icml25.common.streams import stream, stream_int
+from icml25.common.validation import check_int
 
 # --------------------------------------------------------------------------------------------
 # The probing data sets of the package ``sae-probes``
@@ -437,8 +438,8 @@ def train_sae(X, n_latents: int = 2048, k: int = 32, epochs: int = 10, batch_siz
         raise ValueError(f"X must be a 2-d array with at least two rows, got shape {X.shape}")
     if not np.isfinite(X).all():
         raise ValueError("X must be finite")
-    if epochs < 1 or batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be positive, got {epochs}, {batch_size}")
+    check_int(epochs, "epochs", minimum=1)
+    check_int(batch_size, "batch_size", minimum=1)
     previous = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -994,18 +995,6 @@ def sae_wins(results: pd.DataFrame, against: str = "quiver") -> pd.DataFrame:
     out = sae.merge(base.rename(columns={"probe": "baseline_probe"}), on=_KEYS)
     out["sae_wins"] = out["sae"] > out["baseline"]
     return out
-
-
-def bootstrap_mean_ci(values, level: float = 0.95, n_boot: int = 2000,
-                      seed: int = 0) -> tuple[float, float, float]:
-    """Mean of ``values`` and a percentile bootstrap interval: ``(mean, low, high)``."""
-    values = np.asarray(values, dtype=float)
-    if values.ndim != 1 or len(values) < 2 or not np.isfinite(values).all():
-        raise ValueError("values must be a 1-d array of at least two finite numbers")
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(len(values), size=(n_boot, len(values)))].mean(1)
-    a = (1 - level) / 2
-    return float(values.mean()), float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.common.stats import Estimate, bootstrap_ci
+from icml25.common.validation import check_int
+
 __all__ = [
     "DISTRACTOR_KINDS", "REWARDS", "SELECTORS", "Item", "best_of_n", "bootstrap_mean",
     "candidate_rewards", "citation_prf", "fit_surrogate", "item_texts",
@@ -243,8 +246,7 @@ def make_items(n: int, seed) -> list[Item]:
     """``n`` seeded questions of :data:`N_SENTENCES` sentences: half need one supporting
     sentence (plus one distractor of each kind and a filler), half two chained ones (a
     design fact and the designer's birthplace, plus one distractor of each kind)."""
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
+    check_int(n, "n", minimum=1)
     rng = np.random.default_rng(seed)
     return [_make_item(rng) for _ in range(n)]
 
@@ -289,8 +291,7 @@ def propose_candidates(item: Item, n: int, rng, p_gold: float = 0.75,
     with probability ``p_gold``, each other sentence with ``p_other``; empty draws are
     redrawn.
     """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
+    check_int(n, "n", minimum=1)
     rng = np.random.default_rng(rng)
     p = np.where(np.array(item.kinds) == "gold", p_gold, p_other)
     out: list[tuple[int, ...]] = []
@@ -415,14 +416,11 @@ def select(cache, n_candidates: int, rng, limit: int | None, n_ablations: int = 
     return out, n_distinct
 
 
-def bootstrap_mean(values, rng, n_boot: int = 1000, level: float = 0.95):
-    """Mean over the first axis (items) and its percentile bootstrap interval."""
-    values = np.asarray(values, float)
-    rng = np.random.default_rng(rng)
-    idx = rng.integers(0, len(values), (n_boot, len(values)))
-    boot = values[idx].reshape(n_boot, -1).mean(1)
-    tail = (1 - level) / 2
-    return float(values.mean()), tuple(np.quantile(boot, [tail, 1 - tail]).tolist())
+def bootstrap_mean(values, rng, n_boot: int = 1000, level: float = 0.95) -> Estimate:
+    """Mean of the items' ``values`` (n,) and its percentile bootstrap interval, drawn from
+    ``rng`` (a ``Generator``, advanced in place, or a seed): :func:`icml25.common.stats.
+    bootstrap_ci` with this chapter's defaults, ``(mean, (low, high))``."""
+    return bootstrap_ci(values, n_boot=n_boot, level=level, seed=rng)
 
 
 # ------------------------------------------------------------------------------------

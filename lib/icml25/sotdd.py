@@ -40,6 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
+from icml25.common.validation import check_int
+
 __all__ = [
     "Projections",
     "draw_projections",
@@ -90,12 +92,6 @@ def _check_pair(X1, y1, X2, y2):
             "s-OTDD and OTDD compare datasets in one feature space"
         )
     return X1, c1, X2, c2
-
-
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_p(p) -> float:
@@ -296,9 +292,9 @@ def sotdd(
     float, or (float, ndarray of shape (L,))
     """
     X1, c1, X2, c2 = _check_pair(X1, y1, X2, y2)
-    L = _check_positive_int(n_projections, "n_projections")
-    k = _check_positive_int(n_moments, "n_moments")
-    chunk = _check_positive_int(chunk_size, "chunk_size")
+    L = check_int(n_projections, "n_projections", minimum=1)
+    k = check_int(n_moments, "n_moments", minimum=1)
+    chunk = check_int(chunk_size, "chunk_size", minimum=1)
     p = _check_p(p)
     rng = np.random.default_rng(seed)
     per_projection = np.empty(L)

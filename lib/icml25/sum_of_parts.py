@@ -44,6 +44,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml25.common.stats import bootstrap_ci  # noqa: F401  (the chapter's intervals)
+from icml25.common.validation import check_int
+
 __all__ = [
     "MLPBackbone",
     "MotifData",
@@ -89,12 +92,6 @@ def _seeded(seed):
         yield
 
 
-def _check_positive(**values) -> None:
-    for name, v in values.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer; got {v!r}")
-
-
 def two_motif_xor(n: int, *, seed, noise: float = 0.3) -> MotifData:
     r"""Two-motif XOR on 8x8 images: the label needs both motifs at once.
 
@@ -105,7 +102,7 @@ def two_motif_xor(n: int, *, seed, noise: float = 0.3) -> MotifData:
     is constant in $(A,B)$ by symmetry, so it predicts at chance; a group holding both
     motifs decides.
     """
-    _check_positive(n=n)
+    check_int(n, "n", minimum=1)
     if not 0 <= noise < 0.7:
         raise ValueError(f"noise must lie in [0, 0.7); got {noise}")
     rng = np.random.default_rng(seed)
@@ -130,7 +127,7 @@ def load_digits_images() -> tuple[np.ndarray, np.ndarray]:
 def binomial_target(d: int = 10, s1=(0, 1, 2), s2=(3, 4), s3=(5, 6, 7)):
     r"""All $x\in\{0,1\}^d$ and the multilinear binomial of the paper's lower bound,
     $p(x)=\prod_{i\in S_1\cup S_2}x_i+\prod_{j\in S_2\cup S_3}x_j$."""
-    _check_positive(d=d)
+    check_int(d, "d", minimum=1)
     used = set(s1) | set(s2) | set(s3)
     if d > 20 or not used <= set(range(d)):
         raise ValueError(f"need d <= 20 and S1, S2, S3 inside range(d); got d={d}")
@@ -166,7 +163,7 @@ def additive_fit_mse(X, y, groups) -> float:
 def patch_grid(shape, patch: int) -> np.ndarray:
     """One boolean pixel mask per patch, shape (P, H, W), patches in row-major order."""
     H, W = shape
-    _check_positive(patch=patch)
+    check_int(patch, "patch", minimum=1)
     if H % patch or W % patch:
         raise ValueError(f"patch {patch} must divide the image size {H}x{W}")
     ids = (np.arange(H)[:, None] // patch) * (W // patch) + np.arange(W)[None] // patch
@@ -197,7 +194,8 @@ def topk_mask(attention, k: float):
 
 def evenly_spaced(m: int, g: int) -> np.ndarray:
     """``g`` of ``m`` candidate indices at even spacing (the authors' sampling)."""
-    _check_positive(m=m, g=g)
+    check_int(m, "m", minimum=1)
+    check_int(g, "g", minimum=1)
     if g > m:
         raise ValueError(f"cannot keep {g} groups out of {m} candidates")
     return np.round(np.linspace(0, m - 1, g)).astype(int)
@@ -221,7 +219,8 @@ class MLPBackbone(nn.Module):
 
     def __init__(self, n_inputs: int, n_classes: int, hidden=(128, 64), *, seed=0):
         super().__init__()
-        _check_positive(n_inputs=n_inputs, n_classes=n_classes)
+        check_int(n_inputs, "n_inputs", minimum=1)
+        check_int(n_classes, "n_classes", minimum=1)
         layers, width = [nn.Flatten()], n_inputs
         with _seeded(seed):
             for h in hidden:
@@ -241,7 +240,9 @@ class PerFeatureAdditive(nn.Module):
 
     def __init__(self, n_features: int, n_classes: int, hidden: int = 8, *, seed=0):
         super().__init__()
-        _check_positive(n_features=n_features, n_classes=n_classes, hidden=hidden)
+        check_int(n_features, "n_features", minimum=1)
+        check_int(n_classes, "n_classes", minimum=1)
+        check_int(hidden, "hidden", minimum=1)
         with _seeded(seed):
             self.w1 = nn.Parameter(torch.randn(n_features, hidden))
             self.b1 = nn.Parameter(torch.randn(n_features, hidden) * 0.5)
@@ -410,7 +411,8 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
     With ``mask_patch`` the inputs are multiplied by random patch masks
     (:func:`random_patch_mask`), so that a backbone sees masked inputs in training.
     """
-    _check_positive(steps=steps, batch_size=batch_size)
+    check_int(steps, "steps", minimum=1)
+    check_int(batch_size, "batch_size", minimum=1)
     X, y = torch.as_tensor(X), torch.as_tensor(y)
     if len(X) != len(y) or len(X) == 0:
         raise ValueError("X and y must be non-empty and of equal length; "
@@ -492,7 +494,7 @@ def insertion_deletion(predict_proba: Callable, X, scores, target, patch: int,
     if scores.shape != (len(X), len(grid)) or target.shape != (len(X),):
         raise ValueError(f"scores must be ({len(X)}, {len(grid)}), "
                          f"target ({len(X)},)")
-    _check_positive(steps=steps)
+    check_int(steps, "steps", minimum=1)
     order = np.argsort(-scores, axis=1, kind="stable")
     curves = np.empty((2, len(X), steps))
     rows = np.arange(len(X))
@@ -517,17 +519,3 @@ def purity(masks, truth) -> np.ndarray:
     if (size == 0).any():
         raise ValueError("purity of an empty mask is undefined")
     return (masks & truth).sum(-1) / size
-
-
-def bootstrap_ci(values, *, n_boot: int = 10_000, seed=0, level: float = 0.95):
-    """Mean of ``values`` (n,) and its percentile bootstrap interval over resamples."""
-    values = np.asarray(values, float)
-    _check_positive(n_boot=n_boot)
-    if values.ndim != 1 or len(values) < 2 or not np.isfinite(values).all():
-        raise ValueError("values must be a finite 1-d array of at least two numbers")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1); got {level}")
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), (n_boot, len(values)))].mean(1)
-    tail = (1 - level) / 2
-    return float(values.mean()), tuple(np.quantile(means, [tail, 1 - tail]).tolist())

@@ -73,6 +73,7 @@ from scipy import fft, ndimage
 from torch import nn
 
 from icml25.common.streams import stream as seed_stream
+from icml25.common.validation import check_int, check_scalar
 
 # --------------------------------------------------------------------------------------------
 # Data: digits at 16x16 and a CIFAR-10-C-like corruption suite
@@ -317,9 +318,7 @@ def corrupt(images, name: str, severity: int, seed: int = 0) -> np.ndarray:
     """
     if name not in _CORRUPTIONS:
         raise ValueError(f"unknown corruption {name!r}; expected one of {CORRUPTIONS}")
-    if isinstance(severity, bool) or not isinstance(severity, (int, np.integer)) \
-            or not 1 <= severity <= 5:
-        raise ValueError(f"severity must be an integer in 1..5, got {severity!r}")
+    severity = check_int(severity, "severity", minimum=1, maximum=5)
     x = _check_images(images)
     fn, levels = _CORRUPTIONS[name]
     rng = np.random.default_rng(seed_stream(int(seed), f"corruption {name}"))
@@ -429,12 +428,6 @@ def accuracy(model: nn.Module, x, y) -> float:
 
 def _bn_layers(model: nn.Module):
     return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-
-
-def _check_unit(name: str, value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
-    return float(value)
 
 
 class EMABatchNorm2d(nn.BatchNorm2d):
@@ -642,8 +635,8 @@ class ROID(Tent):
     def __init__(self, model: nn.Module, lr: float = 5e-3, momentum: float = 0.9,
                  kappa_src: float = 0.01, temperature: float = 1 / 3, momentum_probs: float = 0.9):
         super().__init__(model, lr=lr, momentum=momentum)
-        self.kappa_src = _check_unit("kappa_src", kappa_src)
-        self.momentum_probs = _check_unit("momentum_probs", momentum_probs)
+        self.kappa_src = check_scalar(kappa_src, "kappa_src", minimum=0, maximum=1)
+        self.momentum_probs = check_scalar(momentum_probs, "momentum_probs", minimum=0, maximum=1)
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")
         self.temperature = float(temperature)
@@ -703,9 +696,9 @@ class CMF(ROID):
     def __init__(self, model: nn.Module, lr: float = 5e-3, momentum: float = 0.9,
                  alpha: float = 0.99, beta: float = 0.94, kappa: float = 0.01, **roid):
         super().__init__(model, lr=lr, momentum=momentum, **roid)
-        self.alpha = _check_unit("alpha", alpha)
-        self.beta = _check_unit("beta", beta)
-        self.kappa = _check_unit("kappa", kappa)
+        self.alpha = check_scalar(alpha, "alpha", minimum=0, maximum=1)
+        self.beta = check_scalar(beta, "beta", minimum=0, maximum=1)
+        self.kappa = check_scalar(kappa, "kappa", minimum=0, maximum=1)
         self.hidden = self.theta_src.clone()
 
     def _dual_filter(self, theta_pred):

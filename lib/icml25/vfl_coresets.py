@@ -40,7 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.common.stats import bootstrap_replicates
 from icml25.common.streams import stream
+from icml25.common.validation import check_int, check_scalar
 
 __all__ = [
     "METHODS",
@@ -93,16 +95,6 @@ def _vector(y, n: int, name: str = "y") -> np.ndarray:
     return y
 
 
-def _lam(lam, *, positive: bool = False) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
-        raise ValueError(f"lam must be a number; got {lam!r}")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam < 0 or (positive and lam == 0):
-        kind = "positive" if positive else "non-negative"
-        raise ValueError(f"lam must be a finite {kind} number; got {lam}")
-    return lam
-
-
 def _blocks(blocks, y=None):
     if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__") or len(blocks) == 0:
         raise ValueError("blocks must be a non-empty list of 2-D arrays, one per party")
@@ -114,12 +106,6 @@ def _blocks(blocks, y=None):
     if y is not None:
         y = _vector(y, blocks[0].shape[0])
     return blocks, y
-
-
-def _rows(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"n must be an integer of at least 2; got {n!r}")
-    return int(n)
 
 
 def _check_labels_pm1(y: np.ndarray) -> None:
@@ -151,7 +137,7 @@ def ridge_leverage_scores(A, lam, *, penalised=None) -> np.ndarray:
         Which columns carry the penalty (a label column does not).
     """
     A = _matrix(A, "A")
-    lam = _lam(lam)
+    lam = check_scalar(lam, "lam", minimum=0)
     mask = np.ones(A.shape[1]) if penalised is None else np.asarray(penalised, float)
     if mask.shape != (A.shape[1],):
         raise ValueError(f"penalised must have one entry per column ({A.shape[1]})")
@@ -169,7 +155,7 @@ def statistical_dimension(A, lam) -> float:
     singular values $\sigma_k^2$: the effective number of parameters a ridge coreset must keep.
     """
     A = _matrix(A, "A")
-    lam = _lam(lam)
+    lam = check_scalar(lam, "lam", minimum=0)
     s2 = np.linalg.svd(A, compute_uv=False) ** 2
     s2 = s2[s2 > s2.max() * max(A.shape) * np.finfo(float).eps]
     return float(np.sum(s2 / (s2 + lam)))
@@ -217,7 +203,7 @@ def augmented_lewis_weights(A, lam, *, p: float = 1.0, iterations: int = 50,
     ridge leverage). Returns the $n$ data rows' weights.
     """
     A = _matrix(A, "A")
-    lam = _lam(lam, positive=True)
+    lam = check_scalar(lam, "lam", minimum=0, open_minimum=True)
     aug = np.vstack([A, lam ** (1 / p) * np.eye(A.shape[1])])
     return lewis_weights(aug, p=p, iterations=iterations, tol=tol)[: A.shape[0]]
 
@@ -234,7 +220,7 @@ def party_scores(block, method: str, lam: float = 0.0, *, labels=None) -> np.nda
     if method not in METHODS or method == "uniform":
         raise ValueError(f"method must be one of {', '.join(METHODS[1:])} for party scores; "
                          f"got {method!r}")
-    lam = _lam(lam, positive=method in ("ridge", "lewis-aug"))
+    lam = check_scalar(lam, "lam", minimum=0, open_minimum=method in ("ridge", "lewis-aug"))
     if method in ("leverage", "ridge"):
         penalised = np.ones(block.shape[1])
         if labels is not None:
@@ -306,7 +292,7 @@ def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=N
     p = np.asarray(probabilities, dtype=float)
     if p.ndim != 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
         raise ValueError("probabilities must be a non-negative vector summing to 1")
-    m = _size(m, p.size)
+    m = check_int(m, "m", minimum=1, maximum=p.size)
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(p)
     draws = np.minimum(np.searchsorted(cdf / cdf[-1], rng.random(m), side="right"),
@@ -316,14 +302,6 @@ def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=N
     widths = np.asarray(widths, dtype=int)
     sent = widths * indices.size + (p.size if scored else 0)
     return Coreset(indices, weights, p, sent, int(p.size * widths.sum()))
-
-
-def _size(m, n: int) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-        raise ValueError(f"m must be an integer; got {m!r}")
-    if not 1 <= m <= n:
-        raise ValueError(f"m must be between 1 and the number of rows n = {n}; got {m}")
-    return int(m)
 
 
 def coreset(blocks, y, m: int, *, method: str, lam: float, seed=None,
@@ -356,8 +334,8 @@ def coreset(blocks, y, m: int, *, method: str, lam: float, seed=None,
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     n = blocks[0].shape[0]
-    m = _size(m, n)
-    lam = _lam(lam, positive=method in ("ridge", "lewis-aug"))
+    m = check_int(m, "m", minimum=1, maximum=n)
+    lam = check_scalar(lam, "lam", minimum=0, open_minimum=method in ("ridge", "lewis-aug"))
     if method in ("lewis", "lewis-aug"):
         _check_labels_pm1(y)
     holder = range(len(blocks))[label_party]
@@ -383,7 +361,7 @@ def sensitivity_inflation(blocks, lam) -> float:
     from scipy.linalg import block_diag, eigh
 
     blocks, _ = _blocks(blocks)
-    lam = _lam(lam)
+    lam = check_scalar(lam, "lam", minimum=0)
     X = np.hstack(blocks)
     eye = lam * np.eye(X.shape[1])
     top = block_diag(*[b.T @ b for b in blocks]) + eye
@@ -404,7 +382,7 @@ def ridge_objective(X, y, beta, lam, sample_weight=None) -> float:
     X = _matrix(X)
     y = _vector(y, X.shape[0])
     beta = _vector(beta, X.shape[1], "beta")
-    lam = _lam(lam)
+    lam = check_scalar(lam, "lam", minimum=0)
     w = 1.0 if sample_weight is None else _vector(sample_weight, X.shape[0], "sample_weight")
     return float(np.sum(w * (X @ beta - y) ** 2) + lam * beta @ beta)
 
@@ -419,7 +397,7 @@ def logistic_objective(X, y, beta, lam, sample_weight=None) -> float:
     y = _vector(y, X.shape[0])
     _check_labels_pm1(y)
     beta = _vector(beta, X.shape[1], "beta")
-    lam = _lam(lam)
+    lam = check_scalar(lam, "lam", minimum=0)
     w = 1.0 if sample_weight is None else _vector(sample_weight, X.shape[0], "sample_weight")
     return float(np.sum(w * np.logaddexp(0.0, -y * (X @ beta))) + lam * beta @ beta)
 
@@ -436,7 +414,7 @@ def fit_ridge(X, y, lam, sample_weight=None) -> np.ndarray:
     from sklearn import config_context
     from sklearn.linear_model import Ridge
 
-    lam = _lam(lam, positive=True)
+    lam = check_scalar(lam, "lam", minimum=0, open_minimum=True)
     model = Ridge(alpha=lam, fit_intercept=False, solver="cholesky")
     with config_context(assume_finite=True):  # the callers validated the data once
         return model.fit(X, y, sample_weight=sample_weight).coef_.ravel()
@@ -449,7 +427,7 @@ def fit_logistic(X, y, lam, sample_weight=None, *, tol: float = 1e-8) -> np.ndar
     from sklearn import config_context
     from sklearn.linear_model import LogisticRegression
 
-    lam = _lam(lam, positive=True)
+    lam = check_scalar(lam, "lam", minimum=0, open_minimum=True)
     model = LogisticRegression(C=1 / (2 * lam), fit_intercept=False, solver="newton-cholesky",
                                tol=tol, max_iter=200)
     with config_context(assume_finite=True):  # the callers validated the data once
@@ -478,7 +456,7 @@ def rare_rows_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), rare: fl
     widths = [int(w) for w in widths]
     if len(widths) < 2 or min(widths) < 1:
         raise ValueError("widths must list at least two positive block widths")
-    n = _rows(n)
+    n = check_int(n, "n", minimum=2)
     rng = np.random.default_rng(seed)
     d, last = sum(widths), widths[-1]
     X = rng.standard_normal((n, d))
@@ -501,7 +479,7 @@ def gaussian_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), noise: fl
     if task not in ("ridge", "logistic"):
         raise ValueError(f"task must be 'ridge' or 'logistic'; got {task!r}")
     widths = [int(w) for w in widths]
-    n = _rows(n)
+    n = check_int(n, "n", minimum=2)
     rng = np.random.default_rng(seed)
     d = sum(widths)
     X = rng.standard_normal((n, d))
@@ -550,7 +528,7 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
         raise ValueError(f"reps must be positive; got {reps}")
     X = np.hstack(blocks)
     n = X.shape[0]
-    sizes = [_size(m, n) for m in sizes]
+    sizes = [check_int(m, "m", minimum=1, maximum=n) for m in sizes]
     objective, fit = ((ridge_objective, fit_ridge) if task == "ridge"
                       else (logistic_objective, fit_logistic))
     beta_star = fit(X, y, lam)
@@ -611,7 +589,7 @@ def bootstrap_medians(*samples, boot: int = 2000, seed=0) -> np.ndarray:
         a = np.asarray(sample, dtype=float)
         if a.ndim != 1 or a.size < 2 or not np.all(np.isfinite(a)):
             raise ValueError("each sample must be a 1-D array of at least two finite values")
-        out[:, k] = np.median(a[rng.integers(0, a.size, (boot, a.size))], axis=1)
+        out[:, k] = bootstrap_replicates(a, statistic=np.median, n_boot=boot, seed=rng)
     return out
 
 

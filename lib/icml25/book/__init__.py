@@ -52,8 +52,8 @@ from icml25.common.streams import seed_everything, stream, stream_int
 __all__ = [
     "MODES",
     "PALETTE",
-    "ParameterError",
     "RECORD_ENV",
+    "ParameterError",
     "Run",
     "claim",
     "current",

@@ -22,12 +22,12 @@ import argparse
 import os
 import sys
 
-from icml25.book.run import notebooks, robustness
-from icml25.common import paths
 from icml25.book.claims import VERDICTS
-from icml25.book.run.executor import WorkerMismatch
 from icml25.book.params import MODES, ParameterError, parse_overrides
+from icml25.book.run import notebooks, robustness
+from icml25.book.run.executor import WorkerMismatch
 from icml25.book.tables import markdown_table
+from icml25.common import paths
 
 #: Per-chapter budgets on a 2-core machine, read from recorded durations (see ``budgets``).
 BOOK_BUDGET_S, QUICK_BUDGET_S = 90, 20
@@ -159,8 +159,8 @@ def cmd_claims(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from icml25.book.site import ledger
     from icml25.book.run import runner
+    from icml25.book.site import ledger
 
     overrides = parse_overrides(" ".join(args.param or []))
     if args.mode:

@@ -1,26 +1,147 @@
-"""The percentile bootstrap of a mean, one function for the chapters that need no other."""
+r"""The percentile bootstrap: one API for every interval of the book and the methods.
+
+:func:`bootstrap_ci` gives a statistic of a sample with its percentile bootstrap interval, as
+an :class:`Estimate` ``(value, (low, high))``; :func:`bootstrap_replicates` gives the
+resampled statistics themselves, for an interval on a function of several independent
+bootstraps (a ratio of two medians, a difference of two ratios); :func:`resample_indices` is
+the draw beneath both, for a paired bootstrap that indexes several arrays with one resample.
+"""
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
+from .streams import as_generator
+from .validation import check_int, check_scalar
 
-def bootstrap_ci(values, *, n_boot: int = 10_000, level: float = 0.95, seed=0):
-    r"""Mean of ``values`` and its percentile bootstrap interval: ``(mean, (lo, hi))``.
+__all__ = ["Estimate", "bootstrap_ci", "bootstrap_replicates", "resample_indices"]
 
-    Draws ``n_boot`` resamples of the :math:`n` values with replacement (one value per test
-    unit: an image, a pair, a cell); the interval holds the central ``level`` of the resampled
-    means :math:`\bar v^{*}_b`, i.e. their :math:`(1-\text{level})/2` and
-    :math:`(1+\text{level})/2` quantiles. ``seed`` is anything ``numpy.random.default_rng``
-    takes (a chapter passes a named stream, ``run.seed_of("bootstrap-recall")``, so that each
-    quantity has its own).
-    """
+
+class Estimate(NamedTuple):
+    """A point estimate with its interval; unpacks as ``value, (low, high) = estimate``."""
+
+    value: float
+    interval: tuple[float, float]
+
+    @property
+    def low(self) -> float:
+        """The interval's lower end."""
+        return self.interval[0]
+
+    @property
+    def high(self) -> float:
+        """The interval's upper end."""
+        return self.interval[1]
+
+
+def _sample(values) -> np.ndarray:
     v = np.asarray(values, float).ravel()
     if v.size == 0 or not np.isfinite(v).all():
         raise ValueError("bootstrap_ci needs a non-empty array of finite values")
-    if n_boot < 1 or not 0 < level < 1:
-        raise ValueError(f"n_boot must be positive and level in (0, 1): {n_boot}, {level}")
-    idx = np.random.default_rng(seed).integers(0, v.size, size=(n_boot, v.size))
-    means = v[idx].mean(1)
+    return v
+
+
+def resample_indices(n: int, *, n_boot: int = 10_000, seed=0) -> np.ndarray:
+    r"""The bootstrap's draw: ``n_boot`` resamples of ``n`` units, an (n_boot, n) int array.
+
+    Row :math:`b` holds :math:`I_{b1}, \dots, I_{bn}`, uniform on :math:`\{0, \dots, n-1\}`
+    and independent, drawn at once as ``integers(0, n, size=(n_boot, n))``. Index several
+    arrays with the same rows for a paired bootstrap (predictions of several models and their
+    labels, resampled together), or pass the statistic's sample to :func:`bootstrap_replicates`.
+
+    Parameters
+    ----------
+    n : int
+        The number of units, positive.
+    n_boot : int
+        :math:`B`, the number of resamples, positive.
+    seed : int, sequence of int, SeedSequence or Generator
+        See :func:`icml25.common.streams.as_generator`.
+    """
+    n = check_int(n, "n", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    return as_generator(seed).integers(0, n, size=(n_boot, n))
+
+
+def bootstrap_replicates(values, *, statistic: Callable | None = None, n_boot: int = 10_000,
+                         seed=0) -> np.ndarray:
+    r"""The statistic on ``n_boot`` resamples of ``values``: an array of shape ``(n_boot,)``.
+
+    Parameters
+    ----------
+    values : array_like
+        The sample: :math:`n` finite values, one per independent unit (an image, a pair, a
+        run); it is flattened.
+    statistic : callable, optional
+        ``statistic(x, axis)`` reduces ``x`` along ``axis`` as ``np.mean`` and ``np.median``
+        do; ``None`` is the mean.
+    n_boot : int
+        :math:`B`, the number of resamples.
+    seed : int, sequence of int, SeedSequence or Generator
+        The random stream (:func:`icml25.common.streams.as_generator`); a ``Generator`` is
+        advanced in place, so several bootstraps can draw from one stream in turn.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\hat\theta^{*}_b = \theta(v_{I_{b1}}, \dots, v_{I_{bn}})` for
+        :math:`b = 1, \dots, B`, the indices :math:`I_{bi}` uniform on
+        :math:`\{0, \dots, n-1\}` and drawn at once as ``integers(0, n, size=(B, n))``.
+    """
+    v = _sample(values)
+    idx = resample_indices(v.size, n_boot=n_boot, seed=seed)
+    if statistic is None:
+        return v[idx].mean(1)
+    return np.asarray(statistic(v[idx], axis=1), dtype=float)
+
+
+def bootstrap_ci(values, *, statistic: Callable | None = None, n_boot: int = 10_000,
+                 level: float = 0.95, seed=0) -> Estimate:
+    r"""A statistic of ``values`` and its percentile bootstrap interval.
+
+    The sample :math:`v_1, \dots, v_n` holds one value per independent unit (a test image, a
+    pair, a cell, a run). Resample the :math:`n` units with replacement :math:`B` times
+    (:func:`bootstrap_replicates`), compute the statistic :math:`\hat\theta^{*}_b` of each
+    resample, and take the interval between the :math:`\alpha = (1-\text{level})/2` and
+    :math:`1-\alpha = (1+\text{level})/2` quantiles of :math:`\hat\theta^{*}_1, \dots,
+    \hat\theta^{*}_B` (``np.quantile``'s linear interpolation):
+
+    .. math::
+        \bigl[\,Q_{\alpha}(\hat\theta^{*}),\; Q_{1-\alpha}(\hat\theta^{*})\,\bigr].
+
+    Parameters
+    ----------
+    values : array_like
+        The sample: finite values, flattened to one dimension.
+    statistic : callable, optional
+        ``statistic(x, axis)``, a reduction along ``axis`` such as ``np.median``; ``None`` is
+        the mean :math:`\bar v`.
+    n_boot : int
+        :math:`B`, the number of resamples (positive).
+    level : float
+        The interval's coverage, in :math:`(0, 1)`.
+    seed : int, sequence of int, SeedSequence or Generator
+        Anything ``numpy.random.default_rng`` takes except ``None``; a chapter passes a named
+        stream, ``run.seed_of("bootstrap-recall")``, so that each quantity has its own.
+
+    Returns
+    -------
+    Estimate
+        ``(value, (low, high))``: the statistic of the whole sample and the interval; also
+        ``.low`` and ``.high``.
+
+    Raises
+    ------
+    ValueError
+        For an empty sample, a non-finite value, ``n_boot < 1``, ``level`` outside
+        :math:`(0, 1)` or a seed ``as_generator`` refuses.
+    """
+    v = _sample(values)
+    level = check_scalar(level, "level", minimum=0, maximum=1, open_minimum=True,
+                         open_maximum=True)
+    boot = bootstrap_replicates(v, statistic=statistic, n_boot=n_boot, seed=seed)
+    value = float(v.mean()) if statistic is None else float(statistic(v, axis=0))
     a = (1 - level) / 2
-    return float(v.mean()), (float(np.quantile(means, a)), float(np.quantile(means, 1 - a)))
+    return Estimate(value, (float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))))

@@ -76,3 +76,40 @@ def seed_everything(seed: int, threads: int = 1) -> None:
         torch.manual_seed(global_seed)
         torch.set_num_threads(threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def as_generator(seed) -> np.random.Generator:
+    """A numpy ``Generator`` from what a public function was handed as its ``seed``.
+
+    Parameters
+    ----------
+    seed : int, sequence of int, numpy.random.SeedSequence or numpy.random.Generator
+        A ``Generator`` is returned unchanged (its state is shared with the caller, who then
+        sees it advance); anything else goes to ``numpy.random.default_rng``: a non-negative
+        integer, a sequence of them, a ``SeedSequence`` (:func:`stream`) or a bit generator.
+
+    Raises
+    ------
+    ValueError
+        For ``None`` (fresh OS entropy: a run that no seed reproduces), ``bool``, a negative
+        integer, a float, a string or anything else, naming what was passed.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (bool, np.bool_)) or seed is None or isinstance(seed, (str, bytes)):
+        ok = False
+    elif isinstance(seed, (int, np.integer)):
+        ok = seed >= 0
+    else:
+        try:
+            arr = np.asarray(seed)
+        except (TypeError, ValueError):  # pragma: no cover - ragged input
+            arr = np.asarray([], dtype=object)
+        ok = (arr.ndim == 1 and arr.size > 0 and arr.dtype.kind in "iu"
+              and bool((arr >= 0).all()))
+    if not ok:
+        raise ValueError("seed must be a non-negative integer, a sequence of them, a "
+                         f"SeedSequence or a Generator; got {seed!r} ({type(seed).__name__})")
+    return np.random.default_rng(seed)

@@ -28,6 +28,8 @@ from math import factorial, prod
 
 import numpy as np
 
+from icml25.common.validation import check_int
+
 TOL = 1e-9
 
 
@@ -297,9 +299,8 @@ def _from_full(n: int, A: int, total: float, rule) -> np.ndarray:
 
 
 def _check_size(n_players, n_actions=2):
-    for name, v, low in (("n_players", n_players, 2), ("n_actions", n_actions, 2)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ValueError(f"{name} must be an integer >= {low}; got {v!r}")
+    check_int(n_players, "n_players", minimum=2)
+    check_int(n_actions, "n_actions", minimum=2)
 
 
 def random_game(n_players: int, n_actions: int, *, seed, total: float = 1.0

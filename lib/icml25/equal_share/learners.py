@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.validation import check_int
+
 from .games import as_game, strategy
-
-
-def _check_int(name, value, low=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
 
 
 def _softmax(z, axis=-1):
@@ -31,8 +28,8 @@ def _softmax(z, axis=-1):
 
 
 def _check_hedge(n_actions, horizon, payoff_range):
-    _check_int("n_actions", n_actions, 2)
-    _check_int("horizon", horizon)
+    check_int(n_actions, "n_actions", minimum=2)
+    check_int(horizon, "horizon", minimum=1)
     if not payoff_range > 0:
         raise ValueError(f"payoff_range must be positive; got {payoff_range}")
 
@@ -58,9 +55,9 @@ class Hedge:
     name = "Hedge"
 
     def __init__(self, n_actions, horizon, *, payoff_range=1.0, batch=1, lr=None):
-        _check_int("n_actions", n_actions, 2)
-        _check_int("horizon", horizon)
-        _check_int("batch", batch)
+        check_int(n_actions, "n_actions", minimum=2)
+        check_int(horizon, "horizon", minimum=1)
+        check_int(batch, "batch", minimum=1)
         if payoff_range <= 0:
             raise ValueError(f"payoff_range must be positive; got {payoff_range}")
         self.lr = hedge_rate(n_actions, horizon, payoff_range) if lr is None else float(lr)
@@ -100,9 +97,9 @@ class StronglyAdaptive:
 
     def __init__(self, n_actions, horizon, *, payoff_range=1.0, batch=1,
                  meta="adanormalhedge"):
-        _check_int("n_actions", n_actions, 2)
-        _check_int("horizon", horizon)
-        _check_int("batch", batch)
+        check_int(n_actions, "n_actions", minimum=2)
+        check_int(horizon, "horizon", minimum=1)
+        check_int(batch, "batch", minimum=1)
         if payoff_range <= 0:
             raise ValueError(f"payoff_range must be positive; got {payoff_range}")
         if meta not in ("adanormalhedge", "daniely"):
@@ -176,9 +173,9 @@ class BehaviourCloning:
     name = "behaviour cloning"
 
     def __init__(self, n_actions, horizon=None, *, payoff_range=1.0, batch=1, window=1):
-        _check_int("n_actions", n_actions, 2)
-        _check_int("batch", batch)
-        _check_int("window", window)
+        check_int(n_actions, "n_actions", minimum=2)
+        check_int(batch, "batch", minimum=1)
+        check_int(window, "window", minimum=1)
         self.window = window
         self.history: list = []
         self.start = np.full((batch, n_actions), 1 / n_actions)
@@ -215,7 +212,7 @@ class ResponsiveOpponents:
         self.game = as_game(game)
         if not 0 < rate <= 1:
             raise ValueError(f"rate must be in (0, 1]; got {rate}")
-        _check_int("lag", lag, 0)
+        check_int(lag, "lag", minimum=0)
         self.rate, self.lag = float(rate), int(lag)
         A = self.game.n_actions
         self.first = (np.full(A, 1 / A) if start is None
@@ -248,8 +245,8 @@ def switching(strategies, period, horizon) -> np.ndarray:
         raise ValueError(f"strategies must be rows of mixed strategies; got shape "
                          f"{strategies.shape}")
     strategies = strategy(strategies, strategies.shape[1], "strategies")
-    _check_int("period", period)
-    _check_int("horizon", horizon)
+    check_int(period, "period", minimum=1)
+    check_int(horizon, "horizon", minimum=1)
     return strategies[(np.arange(horizon) // period) % len(strategies)]
 
 
@@ -261,8 +258,8 @@ def drifting(a, b, period, horizon) -> np.ndarray:
         raise ValueError(f"a and b must be mixed strategies of the same length; got shapes "
                          f"{a.shape} and {b.shape}")
     a, b = strategy(a, len(a), "a"), strategy(b, len(b), "b")
-    _check_int("period", period)
-    _check_int("horizon", horizon)
+    check_int(period, "period", minimum=1)
+    check_int(horizon, "horizon", minimum=1)
     w = (1 - np.cos(2 * np.pi * np.arange(horizon) / period)) / 2
     return a + np.outer(w, b - a)
 
@@ -332,7 +329,7 @@ def simulate(game, learner, opponents, horizon=None, *, observe="mixed", seed=No
         squeeze = sig.ndim == 2
         sig = sig.reshape(horizon, -1, A)
         batch = sig.shape[1]
-    _check_int("horizon", horizon)
+    check_int(horizon, "horizon", minimum=1)
     agent = learner(A, horizon, payoff_range=game.payoff_range, batch=batch, **options)
     if not adaptive:
         expected = game.payoff_vectors(sig)
@@ -369,7 +366,7 @@ def play_gains(learner, gains, horizon, *, payoff_range=1.0, **options):
     if gains.ndim not in (2, 3) or (gains.ndim == 3 and len(gains) != horizon):
         raise ValueError(f"gains must be (B, A) or (T, B, A) with T = horizon; got shape "
                          f"{gains.shape}")
-    _check_int("horizon", horizon)
+    check_int(horizon, "horizon", minimum=1)
     agent = learner(gains.shape[-1], horizon, payoff_range=payoff_range,
                     batch=gains.shape[-2], **options)
     out = np.empty((horizon, gains.shape[-2]))

@@ -19,17 +19,14 @@ from itertools import combinations
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
+from icml25.common.validation import check_int
+
 from .games import as_game, compositions, strategy
-
-
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
 
 
 def simplex_grid(n_actions: int, resolution: int) -> np.ndarray:
     """All points of the simplex whose coordinates are multiples of 1/``resolution``."""
-    _check_positive("resolution", resolution)
+    check_int(resolution, "resolution", minimum=1)
     return compositions(resolution, n_actions) / resolution
 
 
@@ -124,8 +121,8 @@ def worst_identical_opponent(game, x, *, resolution: int = 24, polish: int = 3
         return _worst_two_actions(game, x)
     if game.n_players == 3:
         return _worst_three_players(game, x)
-    _check_positive("resolution", resolution)
-    _check_positive("polish", polish)
+    check_int(resolution, "resolution", minimum=1)
+    check_int(polish, "polish", minimum=1)
     grid = simplex_grid(game.n_actions, resolution)
     vals = game.payoff_vectors(grid) @ x
     results = [_polish(game, x, grid[i]) for i in np.argsort(vals)[:polish]]
@@ -140,7 +137,7 @@ def worst_identical_opponent_scipy(game, x, *, starts: int = 10, seed=0
     an upper bound on $W(x)$."""
     game = as_game(game)
     x = strategy(x, game.n_actions, "x")
-    _check_positive("starts", starts)
+    check_int(starts, "starts", minimum=1)
     rng = np.random.default_rng(seed)
 
     def f(z):
@@ -165,7 +162,7 @@ def fictitious_self_play(game, iterations: int = 2000, *, seed=0) -> np.ndarray:
     $\\bar\\sigma_K$, the strategy such a system deploys.
     """
     game = as_game(game)
-    _check_positive("iterations", iterations)
+    check_int(iterations, "iterations", minimum=1)
     avg = np.random.default_rng(seed).dirichlet(np.ones(game.n_actions))
     eye = np.eye(game.n_actions)
     for k in range(1, iterations + 1):
@@ -180,7 +177,7 @@ def hedge_self_play(game, iterations: int = 2000, *, seed=0) -> np.ndarray:
     $\\bar p=\\frac1K\\sum_t p_t$. ``seed`` draws the initial logits
     $\\eta S_1\\sim\\mathcal N(0,I)$, as independent self-play runs would differ."""
     game = as_game(game)
-    _check_positive("iterations", iterations)
+    check_int(iterations, "iterations", minimum=1)
     A = game.n_actions
     eta = np.sqrt(8 * np.log(A) / iterations) / game.payoff_range
     S = np.random.default_rng(seed).normal(scale=1.0, size=A) / eta
@@ -204,7 +201,7 @@ def symmetric_equilibrium(game, *, starts: int = 32, seed=0) -> np.ndarray:
     with exploitability below $10^{-7}$, and returns the least exploitable.
     """
     game = as_game(game)
-    _check_positive("starts", starts)
+    check_int(starts, "starts", minimum=1)
     share = game.equal_share
     if game.n_actions == 2:
         s = np.linspace(0, 1, 4001)

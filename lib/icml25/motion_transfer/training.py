@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command
 from .data import _rng, make_videos
 from .model import Animator, PoseDetector, train_animator, train_pose_detector
@@ -14,7 +15,10 @@ from .model import Animator, PoseDetector, train_animator, train_pose_detector
 TRAINING = dict(n_videos=400, n_frames=12, n_kp=6, width=16, batch_size=16, steps=450,
                 finetune=120, lr=2e-3, equivariance=10.0, separation=1.0, bidirectional=1.0,
                 detector_steps=2500)
+#: The committed models (:func:`load_models`): training seeds 0-4 and the evaluation
+#: detector, made by :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
 CHECKPOINT = "motion_transfer/models.pt"
+TRAIN_COMMAND = "python -m icml25.motion_transfer train data/motion_transfer/models.pt"
 
 
 def _train_seed(args):
@@ -22,54 +26,52 @@ def _train_seed(args):
 
     seed, config = args
     torch.set_num_threads(1)
+    start = time.process_time()
     frames, _, _ = make_videos(config["n_videos"], config["n_frames"], seed=[seed, 1])
     torch.manual_seed(int(_rng([seed, 2]).integers(2**31)))
     base = Animator(config["n_kp"], config["width"])
-    start = time.process_time()
     kw = dict(batch_size=config["batch_size"], lr=config["lr"],
               equivariance=config["equivariance"], separation=config["separation"])
     h0 = train_animator(base, frames, steps=config["steps"], seed=[seed, 3], **kw)
-    cpu0 = time.process_time() - start
     out = {}
     # both variants continue from the same backbone for the same number of steps; only the
     # bidirectional term differs
     for name, weight in (("plain", 0.0), ("bidirectional", config["bidirectional"])):
         model = Animator(config["n_kp"], config["width"])
         model.load_state_dict(base.state_dict())
-        start = time.process_time()
         h = train_animator(model, frames, steps=config["finetune"], seed=[seed, 4],
                            bidirectional=weight, **dict(kw, lr=config["lr"] / 4))
-        rec = dict(base=h0, finetune=h, cpu_s=cpu0 + time.process_time() - start)
-        out[name] = ({k: v.detach().clone() for k, v in model.state_dict().items()}, rec)
+        out[name] = ({k: v.detach().clone() for k, v in model.state_dict().items()},
+                     dict(base=h0, finetune=h))
+    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
     return seed, out
 
 
 def train_evaluator(config: dict = TRAINING):
-    """The evaluation detector, trained once (seed 1000, its own videos)."""
-    import time
-
+    """The evaluation detector, trained once (seed 1000, its own videos). Returns (detector,
+    record with its loss ``history``)."""
     torch.set_num_threads(1)
     torch.manual_seed(1000)
     frames, poses, ident = make_videos(config["n_videos"], config["n_frames"], seed=1000)
     det = PoseDetector(config["width"])
-    start = time.process_time()
     h = train_pose_detector(det, frames, poses, ident, steps=config["detector_steps"],
                             seed=1001)
-    return det, dict(history=h, cpu_s=time.process_time() - start)
+    return det, dict(history=h)
 
 
-def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> None:
+def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> str:
     """Train the evaluation detector and, per seed, the plain and bidirectional animators;
-    save the state dicts (half precision) and training records."""
+    save the state dicts (half precision) and training records
+    (:func:`icml25.common.checkpoints.save`; the detector is a ``shared`` model, its record
+    ``records["evaluator"]``). Returns the file's sha256."""
     results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
     det, rec = train_evaluator(config)
-
-    def half(sd):
-        return {k: v.half() if v.is_floating_point() else v for k, v in sd.items()}
-
-    seeds_out = {s: {n: (half(w), r) for n, (w, r) in res.items()} for s, res in results}
-    torch.save({"config": dict(config), "seeds": seeds_out,
-                "evaluator": (half(det.state_dict()), rec)}, path)
+    records = {s: {n: r for n, (_, r) in res.items()} for s, res in results}
+    records["evaluator"] = rec
+    return checkpoints.save(
+        path, config=dict(config),
+        seeds={s: {n: checkpoints.half(w) for n, (w, _) in res.items()} for s, res in results},
+        shared={"evaluator": checkpoints.half(det.state_dict())}, records=records)
 
 
 def _load_state(model, state):
@@ -79,20 +81,20 @@ def _load_state(model, state):
 
 
 def load_models(seed: int) -> tuple[dict, object, dict]:
-    """The committed animators of ``seed`` (``{"plain"|"bidirectional": (model, record)}``),
-    the evaluation detector ``(model, record)`` and the training config."""
+    """The committed animators of training seed ``seed``
+    (``{"plain"|"bidirectional": (model, record)}``), the evaluation detector
+    ``(model, record)`` and the training config. The committed file holds seeds 0-4 (a
+    chapter loads its run's seed); another seed is an error naming :data:`TRAIN_COMMAND`."""
     from icml25.common import data as book_data
 
-    state = torch.load(book_data.path(CHECKPOINT), weights_only=True)
-    if seed not in state["seeds"]:
-        raise ValueError(f"the committed models cover seeds {sorted(state['seeds'])}, not "
-                         f"{seed}; train more with python -m icml25.motion_transfer train")
-    config = state["config"]
-    models = {name: (_load_state(Animator(config["n_kp"], config["width"]), w), rec)
-              for name, (w, rec) in state["seeds"][seed].items()}
-    w, rec = state["evaluator"]
-    det = _load_state(PoseDetector(config["width"]), w)
-    return models, (det, rec), config
+    ckpt = checkpoints.load(book_data.path(CHECKPOINT))
+    state = checkpoints.seed_state(ckpt, seed, TRAIN_COMMAND)
+    config = ckpt.config
+    models = {name: (_load_state(Animator(config["n_kp"], config["width"]), w),
+                     ckpt.records[seed][name])
+              for name, w in state.items()}
+    det = _load_state(PoseDetector(config["width"]), ckpt.shared["evaluator"])
+    return models, (det, ckpt.records["evaluator"]), config
 
 
 def main(argv=None) -> None:  # pragma: no cover

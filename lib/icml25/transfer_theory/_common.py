@@ -33,12 +33,6 @@ def _integers(value, name: str, minimum: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _scalar_or_array(arr: np.ndarray):
     return float(arr) if arr.ndim == 0 else arr
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _angles, _array, _int, _integers, _scalar_or_array
+from icml25.common.validation import check_int
+
+from ._common import _angles, _array, _integers, _scalar_or_array
 
 __all__ = [
     "risk_scratch",
@@ -198,7 +200,7 @@ def finetune_scale(gamma, sigma=0.0, depth: int = 2):
     """
     g = _array(gamma, "gamma", low=0.0, strict_low=True)
     s2 = _array(sigma, "sigma", low=0.0) ** 2
-    L = _int(depth, "depth", 2)
+    L = check_int(depth, "depth", minimum=2)
     g, s2 = np.broadcast_arrays(g, s2)
     inside = g < 1
     gi = np.where(inside, g, 0.5)

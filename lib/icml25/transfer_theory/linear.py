@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.common.streams import stream
-from ._common import LEARNERS, _angles, _array, _int
+from icml25.common.validation import check_int
+from ._common import LEARNERS, _angles, _array
 from .closed_forms import _balanced_norm
 
 __all__ = [
@@ -88,7 +89,7 @@ def finetune_endpoint(X, y, beta_init, depth: int = 2) -> np.ndarray:
     X = _design(X)
     y = _labels(y, X)
     beta0 = _vector(beta_init, X, "beta_init")
-    L = _int(depth, "depth", 2)
+    L = check_int(depth, "depth", minimum=2)
     pinv = np.linalg.pinv(X)
     row = np.einsum("...dn,...n->...d", pinv, y)
     null0 = beta0 - np.einsum("...dn,...nk,...k->...d", pinv, X, beta0)
@@ -107,8 +108,8 @@ def init_deep_linear(d: int, depth: int = 2, scale: float = 1e-3, *, batch=(), r
 
     Returns a list of ``depth`` arrays with leading ``batch`` dimensions.
     """
-    d = _int(d, "d")
-    L = _int(depth, "depth", 2)
+    d = check_int(d, "d", minimum=1)
+    L = check_int(depth, "depth", minimum=2)
     alpha = float(_array(scale, "scale", low=0.0, strict_low=True))
     rng = np.random.default_rng(rng)
     batch = tuple(np.atleast_1d(batch).astype(int)) if np.size(batch) else ()
@@ -156,7 +157,7 @@ def deep_linear_gd(weights, target, *, cov=None, lr: float = 0.05, steps: int = 
     if b.shape[-1] != d:
         raise ValueError(f"target must have shape (..., {d}); got {b.shape}")
     lr = float(_array(lr, "lr", low=0.0, strict_low=True))
-    steps = _int(steps, "steps", 0)
+    steps = check_int(steps, "steps", minimum=0)
     for _ in range(steps):
         suffix = [weights[-1]]
         for W in reversed(weights[1:-1]):
@@ -287,9 +288,9 @@ def gradient_flow(X, y, beta_init, *, depth: int = 2, step: float = 1.0,
     X = _design(X)
     y = _labels(y, X)
     beta0 = _vector(beta_init, X, "beta_init")
-    L = _int(depth, "depth", 2)
+    L = check_int(depth, "depth", minimum=2)
     eta = float(_array(step, "step", low=0.0, strict_low=True, high=2.0))
-    max_steps = _int(max_steps, "max_steps")
+    max_steps = check_int(max_steps, "max_steps", minimum=1)
     tol = float(_array(tol, "tol", low=0.0, strict_low=True))
     if np.any(np.linalg.norm(beta0, axis=-1) == 0):
         raise ValueError("beta_init must be nonzero (the origin is a saddle the flow never leaves)")
@@ -363,7 +364,7 @@ class Tasks:
 def make_tasks(d: int, seeds: int, seed: int = 0) -> Tasks:
     """Random orthonormal pairs :math:`(\\beta_s,\\beta_\\perp)`, one per repetition, drawn
     from the stream ``"tasks"`` of ``seed``."""
-    d, seeds = _int(d, "d", 2), _int(seeds, "seeds")
+    d, seeds = check_int(d, "d", minimum=2), check_int(seeds, "seeds", minimum=1)
     rng = np.random.default_rng(stream(seed, "tasks"))
     Q, _ = np.linalg.qr(rng.standard_normal((seeds, d, 2)))
     return Tasks(Q[..., 0], Q[..., 1])
@@ -421,7 +422,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
         Network depth :math:`L`, ridge :math:`\lambda` of linear transfer, norm of the random
         start of scratch training, and the flow's settings (:func:`gradient_flow`).
     """
-    d, seeds, L = _int(d, "d", 2), _int(seeds, "seeds"), _int(depth, "depth", 2)
+    d, seeds, L = check_int(d, "d", minimum=2), check_int(seeds, "seeds", minimum=1), check_int(depth, "depth", minimum=2)
     gammas = np.atleast_1d(_array(gammas, "gammas", low=0.0, strict_low=True))
     thetas = np.atleast_1d(_angles(thetas, "thetas"))
     sigmas = np.atleast_1d(_array(sigmas, "sigmas", low=0.0))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.common.streams import stream
-from ._common import LEARNERS, _array, _int, _integers
+from icml25.common.validation import check_int
+from ._common import LEARNERS, _array, _integers
 
 __all__ = [
     "relu_kernel",
@@ -128,7 +129,7 @@ def relu_pretrain(W, c, V, a, *, lr: float = 0.5, steps: int = 1000):
     W, c = np.array(W, dtype=float), np.array(c, dtype=float)
     V, a = np.asarray(V, dtype=float), np.asarray(a, dtype=float)
     lr = float(_array(lr, "lr", low=0.0, strict_low=True))
-    for _ in range(_int(steps, "steps", 0)):
+    for _ in range(check_int(steps, "steps", minimum=0)):
         grad_c, grad_W = _relu_population_grads(W, c, V, a)
         c -= lr * grad_c
         W -= lr * grad_W
@@ -146,7 +147,7 @@ def relu_fit(W, c, X, y, *, lr: float = 0.5, steps: int = 1000):
     lr = np.float32(_array(lr, "lr", low=0.0, strict_low=True))
     m, n = W.shape[-2], X.shape[-2]
     Xt = np.swapaxes(X, -1, -2)
-    for _ in range(_int(steps, "steps", 0)):
+    for _ in range(check_int(steps, "steps", minimum=0)):
         H = X @ np.swapaxes(W, -1, -2)
         A = np.maximum(H, 0)
         r = (A @ c[..., None])[..., 0] / m - y
@@ -205,7 +206,7 @@ def simulate_relu_transfer(d: int, k: int, m: int, mus, ns, *, seeds: int = 3, s
     (all weights, :func:`relu_fit`) and *scratch* (the same initialisation, not pretrained) on
     ``n`` target samples. Risks are exact population risks.
     """
-    d, k, m, seeds = (_int(v, name) for v, name in ((d, "d"), (k, "k"), (m, "m"), (seeds, "seeds")))
+    d, k, m, seeds = (check_int(v, name, minimum=1) for v, name in ((d, "d"), (k, "k"), (m, "m"), (seeds, "seeds")))
     mus = np.atleast_1d(_array(mus, "mus", low=0.0, high=1.0))
     ns = _integers(np.atleast_1d(ns), "ns", 1)
     sigma = float(_array(sigma, "sigma", low=0.0))

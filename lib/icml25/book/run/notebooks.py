@@ -10,8 +10,8 @@ import jupytext
 import nbformat
 from jupytext.config import load_jupytext_config
 
-from icml25.common import paths
 from icml25.book.params import Parameter, parse_parameters_cell
+from icml25.common import paths
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 #: Order of the notebooks inside a chapter; others follow alphabetically.

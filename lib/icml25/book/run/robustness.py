@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from icml25.book.run import notebooks
-from icml25.common import paths
 from icml25.book.claims import SEEDS_FILE
+from icml25.book.run import notebooks
 from icml25.book.run.staleness import input_digest, state
+from icml25.common import paths
 
 RECORD = SEEDS_FILE
 MACHINERY = "lib/icml25/book/"

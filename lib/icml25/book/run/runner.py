@@ -33,10 +33,10 @@ import nbformat
 from icml25.book import numerics
 from icml25.book.params import RECORD_ENV, SCHEDULER_ENV, SOURCE_ENV
 from icml25.book.run import notebooks
-from icml25.common import paths
-from icml25.common.hashing import sha256_file
 from icml25.book.run.spec import RunSpec
 from icml25.book.run.staleness import input_digest
+from icml25.common import paths
+from icml25.common.hashing import sha256_file
 
 
 @dataclass

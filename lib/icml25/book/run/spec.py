@@ -22,6 +22,7 @@ from icml25.book.params import PUBLISHED_MODE, Parameter, check_mode, validate_o
 from icml25.book.run.notebooks import parameters as parameters_of
 from icml25.common import paths
 
+
 @dataclass(frozen=True)
 class RunSpec:
     """A validated request to execute one notebook.

@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 
 from icml25.book.run import notebooks
-from icml25.common import paths
 from icml25.book.site.generated import HEADER
+from icml25.common import paths
 
 CARDS = paths.BOOK / "_static" / "cards"
 THUMB_WIDTH = 480

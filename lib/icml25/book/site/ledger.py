@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icml25.book import declarations, pooling
-from icml25.book.run import notebooks, robustness
-from icml25.common import paths
 from icml25.book.claims import Claim, format_measured
+from icml25.book.run import notebooks, robustness
 from icml25.book.run.staleness import state
-from icml25.book.tables import markdown_table
 from icml25.book.site.generated import BADGES, HEADER, badge
+from icml25.book.tables import markdown_table
+from icml25.common import paths
 
 JSON_FILE = paths.BOOK / "_static" / "claims.json"
 CSV_FILE = paths.BOOK / "_static" / "claims.csv"

@@ -33,8 +33,8 @@ _BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/i
 
 @cache
 def _chapter_rows(chapter: str) -> dict:
-    from icml25.book.site import ledger
     from icml25.book.run import notebooks
+    from icml25.book.site import ledger
 
     found = [c for c in notebooks.chapters() if c.name == chapter]
     return {row.id: row for row in ledger.rows(found[0])} if found else {}

@@ -1,0 +1,165 @@
+"""The floor beneath methods and book: the bootstrap API, ``as_generator`` and the validators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from icml25.common.stats import Estimate, bootstrap_ci, bootstrap_replicates, resample_indices
+from icml25.common.streams import as_generator, stream
+from icml25.common.validation import check_array, check_choice, check_int, check_scalar
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_bootstrap_ci_is_the_direct_computation():
+    v = np.random.default_rng(0).normal(2.0, 1.0, 57)
+    est = bootstrap_ci(v, n_boot=3000, level=0.9, seed=7)
+    idx = np.random.default_rng(7).integers(0, v.size, size=(3000, v.size))
+    means = v[idx].mean(1)
+    assert isinstance(est, Estimate)
+    assert est.value == float(v.mean())
+    a = (1 - 0.9) / 2
+    assert est.interval == (float(np.quantile(means, a)), float(np.quantile(means, 1 - a)))
+    assert (est.low, est.high) == est.interval
+    m, (lo, hi) = est
+    assert (m, lo, hi) == (est.value, est.low, est.high)
+
+
+def test_bootstrap_ci_brackets_the_mean_and_takes_any_seed():
+    v = np.random.default_rng(1).exponential(1.0, 200)
+    for seed in (0, [3, 1], np.random.SeedSequence(5), stream(0, "bootstrap")):
+        m, (lo, hi) = bootstrap_ci(v, n_boot=2000, seed=seed)
+        assert lo < m < hi
+        assert bootstrap_ci(v, n_boot=2000, seed=seed) == (m, (lo, hi))
+    # a Generator is advanced in place: two calls on one stream differ, as two streams would
+    g = np.random.default_rng(3)
+    assert bootstrap_ci(v, n_boot=500, seed=g) != bootstrap_ci(v, n_boot=500, seed=g)
+
+
+def test_bootstrap_statistic_and_replicates():
+    v = np.random.default_rng(2).normal(0, 1, 41)
+    est = bootstrap_ci(v, statistic=np.median, n_boot=1000, seed=4)
+    assert est.value == float(np.median(v))
+    boot = bootstrap_replicates(v, statistic=np.median, n_boot=1000, seed=4)
+    assert boot.shape == (1000,)
+    a = (1 - 0.95) / 2
+    assert est.interval == (float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a)))
+    idx = resample_indices(41, n_boot=1000, seed=4)
+    assert np.array_equal(boot, np.median(v[idx], axis=1))
+    assert idx.shape == (1000, 41) and idx.min() >= 0 and idx.max() < 41
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([], "non-empty array of finite values"),
+    ([1.0, np.nan], "non-empty array of finite values"),
+    ([1.0, np.inf], "non-empty array of finite values"),
+])
+def test_bootstrap_ci_refuses_bad_values(bad, match):
+    with pytest.raises(ValueError, match=match):
+        bootstrap_ci(bad)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_boot=0), "n_boot must be positive"),
+    (dict(n_boot=2.5), "n_boot must be an integer"),
+    (dict(n_boot=True), "n_boot must be an integer"),
+    (dict(level=0.0), r"level must be in \(0, 1\)"),
+    (dict(level=1.0), r"level must be in \(0, 1\)"),
+    (dict(level=np.nan), "level must be finite"),
+    (dict(seed=None), "seed must be"),
+    (dict(seed=-1), "seed must be"),
+])
+def test_bootstrap_ci_refuses_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bootstrap_ci([1.0, 2.0, 3.0], **kwargs)
+
+
+# --------------------------------------------------------------------------- as_generator
+
+
+def test_as_generator_accepts_seeds_and_passes_a_generator_through():
+    g = np.random.default_rng(0)
+    assert as_generator(g) is g
+    for seed in (0, 12, np.int64(3), [1, 2], (4, 5), np.array([6, 7]), np.random.SeedSequence(1),
+                 stream(1, "x")):
+        a, b = as_generator(seed), np.random.default_rng(seed)
+        assert isinstance(a, np.random.Generator)
+        assert np.array_equal(a.integers(0, 1000, 8), b.integers(0, 1000, 8))
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(False), -1, [1, -2], 1.5, np.float64(2.0), "0",
+                                 None, [], [1.5], object()])
+def test_as_generator_refuses_what_is_not_a_seed(bad):
+    with pytest.raises(ValueError, match=r"seed must be .*; got "):
+        as_generator(bad)
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def test_check_int():
+    assert check_int(3, "n") == 3 and type(check_int(np.int32(3), "n")) is int
+    assert check_int(0, "n", minimum=0) == 0
+    assert check_int(5, "n", minimum=1, maximum=5) == 5
+    for bad, match in [(True, "n must be an integer; got True"), (2.0, "must be an integer"),
+                       (2.5, "must be an integer"), ("2", "must be an integer"),
+                       (None, "must be an integer"), (np.array(2), "must be an integer")]:
+        with pytest.raises(ValueError, match=match):
+            check_int(bad, "n")
+    with pytest.raises(ValueError, match="n must be positive; got 0"):
+        check_int(0, "n", minimum=1)
+    with pytest.raises(ValueError, match="n must be non-negative; got -1"):
+        check_int(-1, "n", minimum=0)
+    with pytest.raises(ValueError, match="n must be >= 2; got 1"):
+        check_int(1, "n", minimum=2)
+    with pytest.raises(ValueError, match=r"n must be in \[1, 5\]; got 6"):
+        check_int(6, "n", minimum=1, maximum=5)
+    with pytest.raises(ValueError, match="n must be <= 5; got 6"):
+        check_int(6, "n", maximum=5)
+
+
+def test_check_scalar():
+    assert check_scalar(1, "x") == 1.0 and type(check_scalar(np.float32(0.5), "x")) is float
+    assert check_scalar(0.0, "x", minimum=0) == 0.0
+    assert check_scalar(1.0, "x", minimum=0, maximum=1) == 1.0
+    for bad, match in [(True, "x must be a real number; got True"), ("1", "real number"),
+                       (None, "real number"), (1j, "real number"), ([1.0], "real number"),
+                       (np.nan, "x must be finite"), (np.inf, "x must be finite")]:
+        with pytest.raises(ValueError, match=match):
+            check_scalar(bad, "x")
+    with pytest.raises(ValueError, match="x must be positive; got 0"):
+        check_scalar(0, "x", minimum=0, open_minimum=True)
+    with pytest.raises(ValueError, match="x must be non-negative; got -0.1"):
+        check_scalar(-0.1, "x", minimum=0)
+    with pytest.raises(ValueError, match=r"x must be in \(0, 1\); got 1.0"):
+        check_scalar(1.0, "x", minimum=0, maximum=1, open_minimum=True, open_maximum=True)
+    with pytest.raises(ValueError, match=r"x must be in \[0, 1\]; got 1.5"):
+        check_scalar(1.5, "x", minimum=0, maximum=1)
+    with pytest.raises(ValueError, match="x must be >= 1; got 0.5"):
+        check_scalar(0.5, "x", minimum=1)
+    with pytest.raises(ValueError, match="x must be < 2; got 2"):
+        check_scalar(2, "x", maximum=2, open_maximum=True)
+
+
+def test_check_array():
+    a = check_array([[1, 2], [3, 4]], "A", ndim=2)
+    assert a.dtype == float and a.shape == (2, 2)
+    assert check_array([np.nan], "v", finite=False).shape == (1,)
+    assert check_array([1, 2], "v", dtype=int).dtype.kind == "i"
+    with pytest.raises(ValueError, match=r"A must be a 2-d array; got shape \(2,\)"):
+        check_array([1, 2], "A", ndim=2)
+    with pytest.raises(ValueError, match="v must be finite; got 1 non-finite value"):
+        check_array([1.0, np.inf], "v")
+    with pytest.raises(ValueError, match="v must be an array of float64"):
+        check_array(["a"], "v")
+
+
+def test_check_choice():
+    assert check_choice("ridge", "task", ("ridge", "logistic")) == "ridge"
+    assert check_choice(2, "k", range(3)) == 2
+    with pytest.raises(ValueError, match=r"task must be one of \('ridge', 'logistic'\); got 'x'"):
+        check_choice("x", "task", ("ridge", "logistic"))
+    with pytest.raises(ValueError, match="must be one of"):
+        check_choice(np.array(["ridge"]), "task", ("ridge",))
+    with pytest.raises(ValueError, match="must be one of"):
+        check_choice([1], "task", ("ridge",))
