@@ -1,6 +1,6 @@
 """Root pytest setup, for the library tests and the chapter notebooks (nbval) alike.
 
-* Every kernel that nbval starts inherits the pinned CPU numerics of :mod:`icml25.book.numerics`
+* Every kernel that nbval starts inherits the pinned CPU numerics of :mod:`icml25.common.numerics`
   (one thread, AVX2 code paths on x86), as the runner's executions do.
 * nbval's kernels listen on Unix sockets, as the runner's do
   (:func:`icml25.book.run.runner.unix_socket_manager`): TCP ports picked free race with the other
@@ -12,7 +12,7 @@
   full-precision floats for the prose, whose last digits follow the CPU's BLAS kernels.
 """
 
-from icml25.book import numerics
+from icml25.common import numerics
 from icml25.book import claims
 
 numerics.pin_process()

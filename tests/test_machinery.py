@@ -229,7 +229,7 @@ def test_claim_outputs_are_compared_as_records():
 
 
 def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
-    from icml25.book import numerics
+    from icml25.common import numerics
 
     env = numerics.pinned({"OPENBLAS_CORETYPE": "Zen", "OMP_NUM_THREADS": "8"})
     assert env["OMP_NUM_THREADS"] == "1"

@@ -23,7 +23,7 @@ sizes, clock, the claims reported and the declarations they read; :func:`setup` 
 one. The parts: :mod:`.params` (modes and the parameters cell), :mod:`.claims` and
 :mod:`.declarations` (a claim's measurement against its declaration), :mod:`.pooling` (the
 verdict over seeds), :mod:`.measure` (timing and growth rates), :mod:`.plotting`,
-:mod:`.tables`, :mod:`.numerics` (CPU numerics pinned), :mod:`.provenance`.
+:mod:`.tables`, :mod:`.provenance` (what a run loaded, on which CPU and settings).
 
 Beside it, never loaded by a notebook: :mod:`icml25.book.run` (the runner and the seed
 records) and :mod:`icml25.book.site` (the generated pages); beneath it, :mod:`icml25.common`.

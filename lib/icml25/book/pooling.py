@@ -32,12 +32,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from icml25.book.claims import format_measured
 from icml25.book.claims import verdict as point_verdict
-
-Z95 = 1.959963984540054
+from icml25.common.stats import clopper_pearson, random_effects, standard_errors
 
 
 @dataclass(frozen=True)
@@ -59,51 +57,6 @@ class Pooled:
         if lo == hi == self.estimate:
             return format_measured(self.estimate)
         return f"{format_measured(self.estimate)} [{format_measured(lo)}, {format_measured(hi)}]"
-
-
-def standard_errors(intervals) -> np.ndarray:
-    """Within-seed standard errors from 95% intervals (``None`` for a seed without one: nan)."""
-    return np.array([(hi - lo) / (2 * Z95) if iv is not None else np.nan
-                     for iv in intervals for lo, hi in [iv or (np.nan, np.nan)]], float)
-
-
-def random_effects(y, se) -> tuple[float, float, float]:
-    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ 95% interval.
-
-    Parameters
-    ----------
-    y : array of shape (n,)
-        The seeds' values $y_i$, $n \\ge 2$.
-    se : array of shape (n,)
-        Their within-seed standard errors $s_i \\ge 0$; where one is zero (no within-seed
-        error, or an interval of zero width) the $t$ interval over the seeds is used.
-    """
-    y, se = np.asarray(y, float), np.asarray(se, float)
-    n = y.size
-    if n < 2:
-        raise ValueError(f"pooling needs at least 2 seeds; got {n}")
-    if se.shape != y.shape or np.any(~np.isfinite(se)) or np.any(se < 0):
-        raise ValueError("se must be finite, non-negative and of the same length as y")
-    t = stats.t.ppf(0.975, n - 1)
-    if np.any(se == 0):  # a seed without sampling error: the scatter over seeds is all we know
-        return float(y.mean()), float(t * y.std(ddof=1) / math.sqrt(n)), float(y.var(ddof=1))
-    v = se**2
-    w = 1 / v
-    mu_fixed = np.sum(w * y) / w.sum()
-    q_stat = np.sum(w * (y - mu_fixed) ** 2)
-    tau2 = max(0.0, (q_stat - (n - 1)) / (w.sum() - np.sum(w**2) / w.sum()))
-    w = 1 / (v + tau2)
-    mu = float(np.sum(w * y) / w.sum())
-    q = np.sum(w * (y - mu) ** 2) / ((n - 1) * w.sum())
-    return mu, float(t * math.sqrt(q)), float(tau2)
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval for a share $k / n$."""
-    alpha = 1 - level
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
 
 
 def _edges(op: str, threshold) -> tuple:

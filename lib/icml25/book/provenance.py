@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from icml25.book import numerics
+from icml25.common import numerics
 from icml25.common import data, paths
 from icml25.common.hashing import sha256_file
 

@@ -273,6 +273,22 @@ def map_seeds(fn: Callable, args: Iterable, jobs: int = 1) -> list:
         return pool.map(fn, args)
 
 
+def _pinned_or_restart() -> None:
+    """Train under the book's pinned CPU numerics (:mod:`icml25.common.numerics`), as every
+    chapter runs: a command started without them restarts itself with them. torch reads
+    ``ATEN_CPU_CAPABILITY`` when it loads, so setting it in a process that has imported torch
+    would come too late; a fresh process (and every worker it spawns) reads it in time. Without
+    the pins, a machine with AVX-512 trains weights that differ in their last bits."""
+    import sys
+
+    from icml25.common import numerics
+
+    if numerics.pin_process() and not os.environ.get("ICML25_TRAIN_RESTARTED"):
+        os.environ["ICML25_TRAIN_RESTARTED"] = "1"
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
 def train_command(prog: str, save: Callable, *, seeds: int, argv=None,
                   extra: dict[str, Callable] | None = None) -> None:
     """Parse ``train OUT [--seeds N] [--jobs J]`` and call ``save(OUT, range(N), jobs=J)``.
@@ -288,6 +304,7 @@ def train_command(prog: str, save: Callable, *, seeds: int, argv=None,
     extra : dict, optional
         Other sub-commands that write one file: ``{name: fn(path)}``.
     """
+    _pinned_or_restart()
     extra = dict(extra or {})
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("what", choices=["train", *extra])

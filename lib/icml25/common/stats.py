@@ -5,10 +5,16 @@ an :class:`Estimate` ``(value, (low, high))``; :func:`bootstrap_replicates` give
 resampled statistics themselves, for an interval on a function of several independent
 bootstraps (a ratio of two medians, a difference of two ratios); :func:`resample_indices` is
 the draw beneath both, for a paired bootstrap that indexes several arrays with one resample.
+
+Pooled over seeds (:mod:`icml25.book.pooling` decides verdicts with them):
+:func:`random_effects` combines the values of independent runs, each with its own standard
+error (:func:`standard_errors` reads them from 95% intervals), by DerSimonian-Laird with the
+Hartung-Knapp-Sidik-Jonkman interval; :func:`clopper_pearson` is the exact interval of a share.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -16,7 +22,11 @@ import numpy as np
 from .streams import as_generator
 from .validation import check_int, check_scalar
 
-__all__ = ["Estimate", "bootstrap_ci", "bootstrap_replicates", "resample_indices"]
+__all__ = ["Z95", "Estimate", "bootstrap_ci", "bootstrap_replicates", "clopper_pearson",
+           "random_effects", "resample_indices", "standard_errors"]
+
+#: The standard normal's 97.5% quantile: a 95% interval is about the estimate +- 1.96 errors.
+Z95 = 1.959963984540054
 
 
 class Estimate(NamedTuple):
@@ -145,3 +155,52 @@ def bootstrap_ci(values, *, statistic: Callable | None = None, n_boot: int = 10_
     value = float(v.mean()) if statistic is None else float(statistic(v, axis=0))
     a = (1 - level) / 2
     return Estimate(value, (float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))))
+
+
+def standard_errors(intervals) -> np.ndarray:
+    """Within-seed standard errors from 95% intervals (``None`` for a seed without one: nan)."""
+    return np.array([(hi - lo) / (2 * Z95) if iv is not None else np.nan
+                     for iv in intervals for lo, hi in [iv or (np.nan, np.nan)]], float)
+
+
+def random_effects(y, se) -> tuple[float, float, float]:
+    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ 95% interval.
+
+    Parameters
+    ----------
+    y : array of shape (n,)
+        The seeds' values $y_i$, $n \\ge 2$.
+    se : array of shape (n,)
+        Their within-seed standard errors $s_i \\ge 0$; where one is zero (no within-seed
+        error, or an interval of zero width) the $t$ interval over the seeds is used.
+    """
+    y, se = np.asarray(y, float), np.asarray(se, float)
+    n = y.size
+    if n < 2:
+        raise ValueError(f"pooling needs at least 2 seeds; got {n}")
+    if se.shape != y.shape or np.any(~np.isfinite(se)) or np.any(se < 0):
+        raise ValueError("se must be finite, non-negative and of the same length as y")
+    from scipy import stats  # imported here: the bootstraps above do not need scipy
+
+    t = stats.t.ppf(0.975, n - 1)
+    if np.any(se == 0):  # a seed without sampling error: the scatter over seeds is all we know
+        return float(y.mean()), float(t * y.std(ddof=1) / math.sqrt(n)), float(y.var(ddof=1))
+    v = se**2
+    w = 1 / v
+    mu_fixed = np.sum(w * y) / w.sum()
+    q_stat = np.sum(w * (y - mu_fixed) ** 2)
+    tau2 = max(0.0, (q_stat - (n - 1)) / (w.sum() - np.sum(w**2) / w.sum()))
+    w = 1 / (v + tau2)
+    mu = float(np.sum(w * y) / w.sum())
+    q = np.sum(w * (y - mu) ** 2) / ((n - 1) * w.sum())
+    return mu, float(t * math.sqrt(q)), float(tau2)
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval for a share $k / n$."""
+    from scipy import stats
+
+    alpha = 1 - level
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi

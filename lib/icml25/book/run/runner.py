@@ -5,7 +5,7 @@
 * any other mode, or any override, writes to ``_build/runs/<chapter>/<notebook>.<tag>.ipynb``.
 * a failing notebook is reported (notebook, cell, error), its partial output kept under
   ``_build/runs/failed/``, and the other chapters still run; the caller exits non-zero.
-* every kernel starts with the pinned CPU numerics of :mod:`icml25.book.numerics`, and with its
+* every kernel starts with the pinned CPU numerics of :mod:`icml25.common.numerics`, and with its
   own log quietened (its start-up warnings are not the reader's business).
 * kernels talk to the runner over Unix sockets in the run's scratch folder, not TCP ports: a
   port picked free can be taken by another process before the kernel binds it ("Address already
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from icml25.book import numerics
+from icml25.common import numerics
 from icml25.book.params import RECORD_ENV, SCHEDULER_ENV, SOURCE_ENV
 from icml25.book.run import notebooks
 from icml25.book.run.spec import RunSpec
