@@ -386,6 +386,29 @@ def test_a_glued_figure_is_closed_and_a_shown_one_too():
     plt.close("all")
 
 
+def test_glue_takes_many_values_in_one_call(monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))
+    book.glue(n=3, rho=np.float64(0.5))
+    book.glue("a-b", 1, c=2)
+    assert glued == {"n": 3, "rho": 0.5, "a-b": 1, "c": 2}
+    assert type(glued["rho"]) is float  # a numpy scalar becomes a number the prose can format
+    with pytest.raises(TypeError, match="at least one value"):
+        book.glue()
+    with pytest.raises(TypeError, match="name, value"):
+        book.glue("only a name")
+
+
+def test_a_run_holds_its_own_claims_and_the_next_run_starts_empty(declared):
+    book.setup(mode="quick", seed=1, sizes=SIZES)
+    book.claim("rho", 0.95)
+    assert list(book.current().claims) == ["rho"] and book.current().claims["rho"].seed == 1
+    book.setup(mode="quick", seed=2, sizes=SIZES)
+    assert book.current().claims == {} and book.current().seed == 2
+
+
 # --- the training commands' shared parts (icml25.common.checkpoints) and the bootstrap ---------
 
 
