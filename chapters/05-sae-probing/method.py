@@ -34,7 +34,7 @@ from _chapter import LAYER, SAE_COLOUR
 
 SIZES = {
     # ex_*: the exercises' solutions (SAEs trained briefly, training draws per size)
-    "quick": dict(n_latents=1024, epochs=3, sizes=(8, 64), ex_epochs=1, ex_reps=2),
+    "quick": dict(n_latents=512, epochs=2, sizes=(8, 64), ex_epochs=1, ex_reps=2),
     "book": dict(n_latents=2048, epochs=10, sizes=(4, 16, 64, 256), ex_epochs=1,
                  ex_reps=3),
     "paper": dict(n_latents=4096, epochs=20, sizes=(2, 4, 8, 16, 32, 64, 128, 256),

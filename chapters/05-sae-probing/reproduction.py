@@ -42,7 +42,7 @@ from _chapter import LAYER, SAE_COLOUR
 
 SIZES = {
     # ex_*: the exercises' solutions (data sets, SAE epochs, extra split seeds)
-    "quick": dict(n_latents=1024, epochs=3, grid="fixed", datasets=4,
+    "quick": dict(n_latents=512, epochs=2, grid="fixed", datasets=4,
                   settings=dict(scarcity=(8, 64), imbalance=(0.1,), noise=(0.2,)),
                   jobs=1,  # a second process costs more to start than it saves here
                   ex_datasets=2, ex_epochs=1, ex_seeds=2),

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from icml25.common.stats import bootstrap_ci
 from icml25.common import checkpoints
-from icml25.common.checkpoints import map_seeds, train_command
+from icml25.common.checkpoints import map_seeds, train_command, train_in_worker
+from icml25.common.stats import bootstrap_ci
 
 __all__ = [
     "AMINO", "COMPARTMENTS", "MOTIFS", "Cells", "make_cells", "motif_hits",
@@ -570,25 +571,12 @@ def train_models(seed: int, config: dict = TRAINING) -> dict:
             for j, name in enumerate(MODELS)}
 
 
-def _train_seed(args):
-    import time
-
-    seed, config = args
-    _torch().set_num_threads(1)
-    start = time.process_time()
-    out = train_models(seed, config)
-    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
-    return seed, {n: ({k: v.detach().clone() for k, v in m.state_dict().items()},
-                      {k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                       for k, v in rec.items()})
-                  for n, (m, rec) in out.items()}
-
-
 def save_checkpoint(path, seeds=range(1), config: dict = TRAINING, jobs: int = 1) -> str:
     """Train every model for every seed and save them in float16 with their loss curves
     (:func:`icml25.common.checkpoints.save`: the bytes depend only on the weights, the
     config and the curves). Returns the file's sha256."""
-    results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
+    results = map_seeds(partial(train_in_worker, train_models),
+                        [(int(s), config) for s in seeds], jobs)
     return checkpoints.save(
         path, config=dict(config),
         seeds={s: {n: checkpoints.half(w) for n, (w, _) in r.items()} for s, r in results},

@@ -24,13 +24,14 @@ all-MiniLM-L6-v2 (:mod:`icml25.minilm`) once; the chapter loads that committed c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy import ndimage
 
-from icml25.common.stats import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
 from icml25.common import checkpoints
-from icml25.common.checkpoints import map_seeds, train_command
+from icml25.common.checkpoints import map_seeds, train_command, train_in_worker
+from icml25.common.stats import bootstrap_ci  # noqa: F401  (the chapter's intervals: R.bootstrap_ci)
 
 # ----------------------------------------------------------------------------------------------
 # Concepts
@@ -802,8 +803,9 @@ def embed_concepts(path) -> None:
 
 def load_concept_embeddings() -> np.ndarray:
     """The committed MiniLM embeddings of :data:`TEXTS` (checked against the phrases)."""
-    from . import minilm
     from icml25.common import data as book_data
+
+    from . import minilm
 
     with np.load(book_data.path(EMBEDDINGS)) as z:
         if str(z["digest"]) != minilm.texts_digest(TEXTS):
@@ -868,22 +870,11 @@ def train_models(seed: int, config: dict = TRAINING, text=None, names=None) -> d
     return out
 
 
-def _train_seed(args):
-    import time
-
-    seed, config = args
-    _torch().set_num_threads(1)
-    start = time.process_time()
-    models = train_models(seed, config)
-    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
-    return seed, {name: ({k: v.detach().clone() for k, v in m.state_dict().items()}, rec)
-                  for name, (m, rec) in models.items()}
-
-
 def save_checkpoint(path, seeds=range(5), config: dict = TRAINING, jobs: int = 1) -> str:
     """Train every model for every seed and save the state dicts (float32) and training
     records (:func:`icml25.common.checkpoints.save`). Returns the file's sha256."""
-    results = map_seeds(_train_seed, [(int(s), config) for s in seeds], jobs)
+    results = map_seeds(partial(train_in_worker, train_models),
+                        [(int(s), config) for s in seeds], jobs)
     return checkpoints.save(
         path, config=dict(config),
         seeds={s: {n: w for n, (w, _) in r.items()} for s, r in results},

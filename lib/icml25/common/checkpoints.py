@@ -254,6 +254,32 @@ def half(state: Mapping) -> dict:
     return {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
 
 
+def train_in_worker(train: Callable, args: tuple) -> tuple[int, dict]:
+    """One seed's training as a worker of :func:`map_seeds` runs it.
+
+    ``args`` is ``(seed, *rest)`` and ``train(seed, *rest)`` returns ``{name: (model, record)}``.
+    The worker trains on one torch thread (float sums then do not depend on ``--jobs``), prints
+    the CPU seconds it took (never stored: a file holding them would not regenerate to its
+    sha256), and returns ``(seed, {name: (state_dict, record)})`` with the weights copied and the
+    records' arrays as lists, ready for :func:`save`. Pass it as
+    ``functools.partial(train_in_worker, train_models)``: both are module-level, so it pickles.
+    """
+    import time
+
+    import numpy as np
+    import torch
+
+    seed, *rest = args
+    torch.set_num_threads(1)
+    start = time.process_time()
+    models = train(seed, *rest)
+    print(f"seed {seed}: trained in {time.process_time() - start:.0f} CPU-s", flush=True)
+    return seed, {name: ({k: v.detach().clone() for k, v in model.state_dict().items()},
+                         {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                          for k, v in record.items()})
+                  for name, (model, record) in models.items()}
+
+
 def map_seeds(fn: Callable, args: Iterable, jobs: int = 1) -> list:
     """``[fn(a) for a in args]``, in ``jobs`` worker processes when ``jobs > 1``.
 
