@@ -165,7 +165,10 @@ def with_glance(notebook_json: str) -> str:
     nb = json.loads(notebook_json)
     if any(GLANCE in "".join(c.get("source", "")) for c in nb["cells"]):
         return notebook_json
-    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": GLANCE})
+    cell = {"cell_type": "markdown", "metadata": {}, "source": GLANCE}
+    if nb.get("nbformat_minor", 0) >= 5:  # cells carry ids since nbformat 4.5
+        cell["id"] = "icml25-results-at-a-glance"
+    nb["cells"].insert(1, cell)
     return json.dumps(nb)
 
 
