@@ -115,8 +115,9 @@ fixed_c = {name: np.array([results_c[C].fixed_regret[name][:, -1] / scale_c
            for name in results_c[size.contexts[0]].fixed_regret}  # (n_C, S)
 hind_c = {name: np.array([results_c[C].regret[name][:, -1] / scale_c
                           for C in size.contexts]) for name in fixed_c}
-book.glue(K=K, contexts=", ".join(str(c) for c in size.contexts), horizon_c=size.horizon_c,
-          seeds_c=size.seeds_c, c_min=size.contexts[0], c_max=size.contexts[-1],
+book.glue(K=K, contexts=", ".join(str(c) for c in size.contexts),
+          horizon_c=size.horizon_c, seeds_c=size.seeds_c, c_min=size.contexts[0],
+          c_max=size.contexts[-1],
           rounds_per_context=size.horizon_c / size.contexts[-1])
 for name, key in (("reconstruction", "rec"), ("oracle", "or"), ("per-context", "pc"),
                   ("blind", "bl")):

@@ -20,5 +20,6 @@ def model_colours(info):
     main = info["main_width"]
     colours = {f"curated_{main}": book.PALETTE[0], "uncurated": book.PALETTE[1],
                "random": "0.55", "pca": book.PALETTE[3]}
-    colours.update({f"curated_{w}": book.PALETTE[4] for w in info["widths"] if w != main})
+    colours.update({f"curated_{w}": book.PALETTE[4]
+                    for w in info["widths"] if w != main})
     return colours

@@ -292,7 +292,8 @@ for m, name in enumerate(order):
           f"{seconds[name]:8.2f}")
     book.glue(f"recall_{name}", float(res[name]["recall"][b]))
     book.glue(f"ks_{name}", float(res[name]["ks"][b]))
-book.glue(n_pairs=len(res[MAIN]["pair_pathway"]), time_ratio=seconds[MAIN] / seconds["pca"])
+book.glue(n_pairs=len(res[MAIN]["pair_pathway"]),
+          time_ratio=seconds[MAIN] / seconds["pca"])
 
 # %% tags=["nbval-check-output"]
 for m, base, what in ((2, "random", "a random-init ViT of the same shape"),

@@ -241,7 +241,8 @@ buffer_table = pd.DataFrame({
     "predicted 1/sigma": 1 / levels,
 }).set_index("noise level")
 book.glue(third=third, ex_buf_lengths=third / 96,  # the buffer holds N = 96 values
-          ex_buf_scaled3=buffer_table.iloc[1, 0], ex_buf_unscaled3=buffer_table.iloc[1, 2])
+          ex_buf_scaled3=buffer_table.iloc[1, 0],
+          ex_buf_unscaled3=buffer_table.iloc[1, 2])
 buffer_table.round(3)
 
 # %% [markdown]
@@ -283,7 +284,8 @@ abs_rng = run.rng("synthetic-gradients")  # its first phase (sigma = 1) again
 abs_steps = np.array([absolute.observe(abs_rng.normal(0.0, 1.0))
                       for _ in range(size.steps // 3)])
 switch = int(np.argmax(abs_steps < 1))
-book.glue(ex_abs_first=abs_steps[switch], ex_abs_last=abs_steps[-1], ex_abs_switch=switch)
+book.glue(ex_abs_first=abs_steps[switch], ex_abs_last=abs_steps[-1],
+          ex_abs_switch=switch)
 print(f"switch at step {switch}: first step {abs_steps[switch]:.1e}, "
       f"step {len(abs_steps) - 1}: {abs_steps[-1]:.4f}")
 

@@ -610,8 +610,8 @@ size_ok = all(wilson(round(v[0] * mix_reps), mix_reps)[0] <= ALPHA
 overlap = power_ci[0][1] >= power_ci[1][0] and power_ci[1][1] >= power_ci[0][0]
 book.glue(ex_mix_reps=mix_reps, ex_mix_power_d=mixed["all discrete [4, 4, 4]"][1],
           ex_mix_power_c=mixed["X1 continuous [4, 0, 4]"][1],
-          ex_mix_overlap="overlap: with this many data sets the two cannot be told apart"
-          if overlap else "do not overlap",
+          ex_mix_overlap=("overlap: with this many data sets the two cannot be told "
+                          "apart" if overlap else "do not overlap"),
           ex_mix_size="both size intervals reach down to 0.05 or below"
           if size_ok else "a size interval lies above 0.05")
 

@@ -1,4 +1,5 @@
-"""What both notebooks of the SAE-probing chapter share: the probed layer and the SAE's colour."""
+"""What both notebooks of the SAE-probing chapter share: the probed layer and the
+SAE's colour."""
 
 from icml25 import book
 

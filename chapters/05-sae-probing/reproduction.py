@@ -68,7 +68,8 @@ SWEEP_SEED = run.seed_of("sweep-splits")  # training, test and validation draws
 sae, _ = sp.train_sae(data.rows(LAYER), n_latents=size.n_latents, epochs=size.epochs,
                       seed=SAE_SEED)
 probes = sp.baseline_probes(size.grid, seed=PROBE_SEED) + sp.sae_probes(sae)
-# One colour per regime, and for the raw-activation probe, in every figure of the chapter
+# One colour per regime, and for the raw-activation probe, in every figure of the
+# chapter
 # (the SAE probe's is SAE_COLOUR).
 REGIME_COLOURS = dict(zip(sp.REGIMES, book.PALETTE[:4]))
 RAW_COLOUR = "black"
@@ -121,7 +122,8 @@ rows = []
 for regime in sp.REGIMES:
     q = quivers[quivers.regime == regime]
     mean, (low, high) = bootstrap_ci(
-        q.gain.to_numpy(), n_boot=2000, seed=run.seed_of(f"quiver-gain-bootstrap-{regime}"))
+        q.gain.to_numpy(), n_boot=2000,
+        seed=run.seed_of(f"quiver-gain-bootstrap-{regime}"))
     diff = wins_quiver[wins_quiver.regime == regime]
     d_mean, (d_low, d_high) = bootstrap_ci(
         (diff.sae - diff.baseline).to_numpy(), n_boot=2000,
@@ -272,8 +274,8 @@ label_errors = pd.DataFrame(rows).set_index("dataset")
 mean_gap, (gap_low, gap_high) = bootstrap_ci(
     (label_errors.sae - label_errors.raw).to_numpy(), n_boot=2000,
     seed=run.seed_of("label-error-bootstrap"))
-book.glue(raw_auc=label_errors.raw.mean(), sae_auc=label_errors.sae.mean(), gap=mean_gap,
-          gap_low=gap_low, gap_high=gap_high)
+book.glue(raw_auc=label_errors.raw.mean(), sae_auc=label_errors.sae.mean(),
+          gap=mean_gap, gap_low=gap_low, gap_high=gap_high)
 raw, via_sae = label_errors.raw, label_errors.sae
 book.glue(sae_ahead=int((via_sae > raw).sum()), n_label_sets=len(label_errors))
 
@@ -553,7 +555,8 @@ repeats = pd.DataFrame(repeat_rows, columns=[
     "p (one-sided)"])
 book.glue(ex_n_wins=len(repeats), ex_near_chance=int((repeats["best AUC"] < 0.6).sum()),
           ex_saturated=int((repeats["best AUC"] > 0.95).sum()),
-          ex_persist=int((repeats["p (one-sided)"] < 0.05).sum()), ex_seeds=size.ex_seeds)
+          ex_persist=int((repeats["p (one-sided)"] < 0.05).sum()),
+          ex_seeds=size.ex_seeds)
 repeats.round(3)
 
 # %% [markdown]

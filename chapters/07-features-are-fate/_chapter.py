@@ -1,4 +1,5 @@
-"""What both notebooks of the features-are-fate chapter share: one colour per learner."""
+"""What both notebooks of the features-are-fate chapter share: one colour per
+learner."""
 
 from icml25 import book
 

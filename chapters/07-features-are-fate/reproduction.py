@@ -510,8 +510,9 @@ book.glue(theta_star=theta_star, shift_1=60 - theta_star,
           shift_02=float(60 - np.degrees(tt.break_even_angle(
               np.linspace(0.01, 0.8, 80), 0.2)).min()),
           d_noise=size.d_noise, noise_seeds=size.noise_seeds,
-          noise_step=size.noise_thetas[1] - size.noise_thetas[0], noise_cross=noise_cross,
-          noise_low=noise_interval[0], noise_high=noise_interval[1])
+          noise_step=size.noise_thetas[1] - size.noise_thetas[0],
+          noise_cross=noise_cross, noise_low=noise_interval[0],
+          noise_high=noise_interval[1])
 
 ridge_lams = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
 ridge_tasks = tt.make_tasks(size.d_noise, size.ridge_reps, run.seed_of("ridge tasks"))
@@ -616,8 +617,8 @@ rsim = tt.simulate_relu_transfer(
     steps=relu["steps"])
 relu_seconds = time.perf_counter() - start
 relu_gain = {k: cell_stats(rsim.gain(k)) for k in ("linear", "finetune")}   # (μ, n)
-book.glue(relu_d=relu["d"], relu_k=relu["k"], relu_m=relu["m"], relu_seconds=relu_seconds,
-          relu_pre_risk=float(rsim.pretrain_risk.max()),
+book.glue(relu_d=relu["d"], relu_k=relu["k"], relu_m=relu["m"],
+          relu_seconds=relu_seconds, relu_pre_risk=float(rsim.pretrain_risk.max()),
           relu_span_max=float(rsim.out_of_span.mean(1).max()),
           relu_floor_max=float(rsim.student_floor.mean(1).max()),
           relu_mu_max=float(rsim.mus[-1]))

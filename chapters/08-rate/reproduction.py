@@ -88,7 +88,8 @@ def utility(c):
     return sum(v * rate.get(c, k) for k, v in rate.UTILITY.items())
 
 
-book.glue(pairs=size.pairs, rm_acc=np.mean((learned[ra, ca] > learned[rb, cb]) == label),
+book.glue(pairs=size.pairs,
+          rm_acc=np.mean((learned[ra, ca] > learned[rb, cb]) == label),
           oracle_acc=np.mean(np.where(utility(ca) == utility(cb), 0.5,
                                       (utility(ca) > utility(cb)) == label)))
 pd.DataFrame({
@@ -603,7 +604,8 @@ n_half = size.cover_n * (1.96 * s_ref / b_naive) ** 2  # where b/s = 1.96
 print(f"coverage about one half where |b| / s = 1.96: n = {n_half:.0f}")
 book.glue(ex_pow_reps=pow_reps,
           ex_pow_z100=abs(b_naive) / (s_ref * np.sqrt(size.cover_n / 100)),
-          ex_pow_n_half=n_half, ex_pow_100=pow_rows[100][1], ex_pow_5000=pow_rows[5000][1])
+          ex_pow_n_half=n_half, ex_pow_100=pow_rows[100][1],
+          ex_pow_5000=pow_rows[5000][1])
 
 
 # %% [markdown]

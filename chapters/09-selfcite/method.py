@@ -297,8 +297,8 @@ def reranked_pairs(rng):
     Returns
     -------
     list of tuple
-        ``(item, chosen, first, rejected)``: the reward's pick, the first sample, and the
-        first sample length-balanced against the pick.
+        ``(item, chosen, first, rejected)``: the reward's pick, the first sample,
+        and the first sample length-balanced against the pick.
     """
     out = []
     for k, it in enumerate(items):

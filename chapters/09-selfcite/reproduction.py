@@ -72,8 +72,8 @@ COLOURS = {"first": "0.55", "random": "0.75", "lexical": book.PALETTE[1],
 
 cache = sc.load_cache()
 items = cache["items"][:size.n_items]
-book.glue(n_items=len(items), n_candidates=N_CANDIDATES, n_draws=size.draws, limit=LIMIT,
-          n_ablations=N_ABLATIONS)
+book.glue(n_items=len(items), n_candidates=N_CANDIDATES, n_draws=size.draws,
+          limit=LIMIT, n_ablations=N_ABLATIONS)
 
 
 def run_draws(n_draws, n_candidates=N_CANDIDATES, limit=LIMIT, selectors=sc.SELECTORS,
@@ -251,9 +251,9 @@ by_limit = {lim: run_draws(size.sweep_draws, limit=lim, selectors=("drop_hold",)
                            name=f"candidates, limit {lim}")[0]["drop_hold"]
             for lim in LIMITS}
 book.glue(sweep_draws=size.sweep_draws, f1_n1=by_n[1]["drop_hold"][:, 2].mean(),
-          f1_n16=by_n[16]["drop_hold"][:, 2].mean(), f1_nolimit=by_limit[None][:, 2].mean(),
-          f1_limit16=by_limit[16][:, 2].mean(), p_nolimit=by_limit[None][:, 0].mean(),
-          p_limit32=by_limit[32][:, 0].mean())
+          f1_n16=by_n[16]["drop_hold"][:, 2].mean(),
+          f1_nolimit=by_limit[None][:, 2].mean(), f1_limit16=by_limit[16][:, 2].mean(),
+          p_nolimit=by_limit[None][:, 0].mean(), p_limit32=by_limit[32][:, 0].mean())
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=2.8)

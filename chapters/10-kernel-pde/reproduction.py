@@ -801,8 +801,9 @@ finest = max(nugget_grids)
 for nug, label in ((1e-8, "8"), (1e-10, "10"), (1e-12, "12")):
     book.glue(f"ex_nugget_floor_{label}", nugget_errors[nug][finest])
 floors = [nugget_errors[nug][finest] for nug in (1e-8, 1e-10, 1e-12)]
-book.glue(ex_nugget_gain_1=floors[0] / floors[1], ex_nugget_gain_2=floors[1] / floors[2],
-          ex_nugget_min_eig=bare[finest], ex_nugget_finest=finest)
+book.glue(ex_nugget_gain_1=floors[0] / floors[1],
+          ex_nugget_gain_2=floors[1] / floors[2], ex_nugget_min_eig=bare[finest],
+          ex_nugget_finest=finest)
 
 # %% [markdown]
 # On the coarse grids the three curves coincide: there the error is the discretisation's,

@@ -35,7 +35,8 @@ from sklearn.preprocessing import StandardScaler
 
 from icml25 import book
 from icml25.book.tables import markdown_table
-from icml25.sotdd import Projections, otdd_exact, project_dataset, sotdd, wasserstein_1d_pp
+from icml25.sotdd import (Projections, otdd_exact, project_dataset, sotdd,
+                          wasserstein_1d_pp)
 
 SIZES = {
     "quick": dict(
@@ -440,8 +441,9 @@ book.claim(
 def disjoint_pair(i):
     """Draw the two index sets of disjoint-label pair `i` from its own stream.
 
-    Each side takes a random subset of 2 to 10 digit classes and `size.n_disjoint` points
-    of those classes; the stream is named after the pair, so a second call repeats the draw.
+    Each side takes a random subset of 2 to 10 digit classes and `size.n_disjoint`
+    points of those classes; the stream is named after the pair, so a second call
+    repeats the draw.
     """
     rng = run.rng(f"disjoint-pair-{i}")
     sides = []
@@ -536,7 +538,8 @@ for L in L_blocks:
     block_error = np.sqrt(blocks.mean(1)) / reference - 1
     rel_error[L] = float(np.sqrt(np.mean(block_error**2)))
 mc_slope = float(np.polyfit(np.log(L_blocks), np.log(list(rel_error.values())), 1)[0])
-book.glue(L_ref=size.L_ref, mc_slope=mc_slope, rel_error_1000=rel_error.get(1000, np.nan) * 100)
+book.glue(L_ref=size.L_ref, mc_slope=mc_slope,
+          rel_error_1000=rel_error.get(1000, np.nan) * 100)
 
 # %% tags=["hide-input", "remove-output"]
 fig, ax = book.figure(height=2.9)
@@ -629,13 +632,15 @@ for i in range(n_ref):
                            f"{ratios[-1]:.3f}", f"{z_scores[-1]:+.1f}"])
 ratios, z_scores = np.array(ratios), np.array(z_scores)
 book.glue(n_authors_pairs=n_ref, n_shared=len(ref["theta"]), L_authors_ref=L_theirs,
-          L_authors=size.L_authors, shared_max_rel=max(shared_rel), ratio_mean=ratios.mean(),
-          ratio_low=ratios.min(), ratio_high=ratios.max(), z_max=np.abs(z_scores).max(),
+          L_authors=size.L_authors, shared_max_rel=max(shared_rel),
+          ratio_mean=ratios.mean(), ratio_low=ratios.min(), ratio_high=ratios.max(),
+          z_max=np.abs(z_scores).max(),
           # seconds per pair for 10,000 projections (time is linear in L)
           ours_seconds_10k=ours_seconds / n_ref * 10_000 / size.L_authors,
           authors_seconds_10k=ref["authors_seconds"].mean() * 10_000 / L_theirs)
 book.glue(authors_table=markdown_table(
-    ["pair", "kind", "sizes", "authors'", "ours", "ratio", "z"], agreement_rows), markdown=True)
+    ["pair", "kind", "sizes", "authors'", "ours", "ratio", "z"], agreement_rows),
+          markdown=True)
 
 # %% tags=["nbval-check-output"]
 book.claim(
@@ -845,7 +850,8 @@ for alpha, (rho_alpha, low, high) in imbalance.items():
     print(f"{alpha:13.1f}   {rho_alpha:8.3f}   {low:.2f} to {high:.2f}")
 imb_overlap = imbalance[0.3][1] <= imbalance[100.0][2] and \
     imbalance[100.0][1] <= imbalance[0.3][2]
-book.glue(ex_imb_L=size.L_claim // 4, ex_imb_03=imbalance[0.3][0], ex_imb_100=imbalance[100.0][0],
+book.glue(ex_imb_L=size.L_claim // 4, ex_imb_03=imbalance[0.3][0],
+          ex_imb_100=imbalance[100.0][0],
           ex_imb_verdict="overlap, so this run cannot tell the two regimes apart"
           if imb_overlap else "do not overlap")
 

@@ -1,4 +1,5 @@
-"""What both notebooks of the equal-share chapter share: colours and the adaptive learners."""
+"""What both notebooks of the equal-share chapter share: colours and the
+adaptive learners."""
 
 from icml25 import book
 

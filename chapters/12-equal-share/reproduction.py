@@ -116,8 +116,9 @@ for r in rows:
     r["cloning"] = r["share"]  # copying a fixed sigma earns U(sigma; sigma) = C/n
     r["eps"] = es.hedge_epsilon(r["A"], size.horizon, r["R"])
 
-book.glue(n_games3=size.games3, n_games4=size.games4, actions3=", ".join(map(str, size.actions3)),
-          selfplay=size.selfplay, horizon=size.horizon,
+book.glue(n_games3=size.games3, n_games4=size.games4,
+          actions3=", ".join(map(str, size.actions3)), selfplay=size.selfplay,
+          horizon=size.horizon,
           max_exploit=max(r["exploit"] for r in rows if r["strategy"] == "equilibrium"))
 
 # %% [markdown]

@@ -1,4 +1,5 @@
-"""What both notebooks of the VFL-coresets chapter share: one colour per construction."""
+"""What both notebooks of the VFL-coresets chapter share: one colour per
+construction."""
 
 from icml25 import book
 

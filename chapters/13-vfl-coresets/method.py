@@ -96,7 +96,8 @@ for name, lam in toy_lams.items():
 rare_mass = {k: float(p[rare].sum()) for k, p in toy_p.items()}
 b_energy = float(np.sum(x2**2))
 book.glue(toy_n=n_toy, toy_rare=int(rare.sum()), toy_mass_uniform=rare_mass["uniform"],
-          toy_mass_leverage=rare_mass["leverage"], toy_mass_small=rare_mass["ridge, λ = 1"],
+          toy_mass_leverage=rare_mass["leverage"],
+          toy_mass_small=rare_mass["ridge, λ = 1"],
           toy_mass_large=rare_mass["ridge, λ = 1000"], toy_energy=b_energy)
 
 # %% tags=["remove-output"]
@@ -205,7 +206,8 @@ for lam, k in zip(lams, kappa):
     party_sum = sum(vc.ridge_leverage_scores(b, lam) for b in cancel_blocks)
     worst_ratio = max(worst_ratio, float((true_tau / (k * party_sum)).max()))
 spectral = max(np.linalg.norm(b, 2) ** 2 for b in cancel_blocks)
-book.glue(kappa_small=kappa[0], kappa_large=kappa[-1], lam_small=lams[0], lam_large=lams[-1])
+book.glue(kappa_small=kappa[0], kappa_large=kappa[-1], lam_small=lams[0],
+          lam_large=lams[-1])
 
 # %% tags=["nbval-check-output"]
 book.claim("vfl-sensitivity-bound", worst_ratio)

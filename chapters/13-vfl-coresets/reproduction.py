@@ -100,7 +100,8 @@ gap = {task: {m: s["gaps"][i] for i, m in enumerate(s_methods)}
        for task, s, s_methods in (("ridge", studies["ridge"], RIDGE_METHODS),
                                   ("logistic", studies["logistic"], LOGISTIC_METHODS))}
 book.glue(n=size.n, lam=size.lam, reps=size.reps, m_claim=size.m_claim,
-          m_share=100 * size.m_claim / size.n, rare_rows=int(studies["ridge"]["data"][2].sum()))
+          m_share=100 * size.m_claim / size.n,
+          rare_rows=int(studies["ridge"]["data"][2].sum()))
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)
@@ -225,7 +226,8 @@ floats_core = float(floats[RIDGE_METHODS.index("ridge"), K].max())
 parties, d = 3, 30
 bound = parties / (d + 1) + size.m_claim / size.n
 book.glue(floats_core=int(floats_core), floats_full=int(floats_full),
-          floats_share=100 * floats_core / floats_full, floats_uniform=int(floats[0, K].max()))
+          floats_share=100 * floats_core / floats_full,
+          floats_uniform=int(floats[0, K].max()))
 
 # %% tags=["nbval-check-output"]
 book.claim("communication", floats_core / floats_full, threshold=bound)
@@ -266,9 +268,9 @@ for lam in lam_grid:
                            probabilities=known)
         lam_gaps[task].append(out["gaps"][:, 0])
 lam_gaps = {task: np.array(v) for task, v in lam_gaps.items()}   # (lambda, method, rep)
-book.glue(lam_min=lam_grid[0], lam_max=lam_grid[-1], lam_reps=size.lam_reps, sd_block3_min=sd[0, 2],
-          sd_block3_max=sd[-1, 2], sd_block1_max=sd[-1, 0], sd_total_min=sd[0].sum(),
-          sd_total_max=sd[-1].sum())
+book.glue(lam_min=lam_grid[0], lam_max=lam_grid[-1], lam_reps=size.lam_reps,
+          sd_block3_min=sd[0, 2], sd_block3_max=sd[-1, 2], sd_block1_max=sd[-1, 0],
+          sd_total_min=sd[0].sum(), sd_total_max=sd[-1].sum())
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(3, height=2.8)
@@ -508,8 +510,9 @@ acc_core = np.array(acc_core)
 t_core = np.array(t_core)
 acc_drop = acc_full - acc_core.mean()
 acc_se = acc_core.std(ddof=1) / np.sqrt(size.peer_reps)
-book.glue(m_peer=m_peer, n_test=size.n_test, peer_reps=size.peer_reps, acc_full=100 * acc_full,
-          acc_core=100 * acc_core.mean(), speed_fit=t_full / t_core[:, 1].mean(),
+book.glue(m_peer=m_peer, n_test=size.n_test, peer_reps=size.peer_reps,
+          acc_full=100 * acc_full, acc_core=100 * acc_core.mean(),
+          speed_fit=t_full / t_core[:, 1].mean(),
           speed_all=t_full / t_core.sum(1).mean())
 
 # %% tags=["nbval-check-output"]

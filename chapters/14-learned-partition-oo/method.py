@@ -367,7 +367,8 @@ for k_dir in (4, 8, 12):
                                   rng=run.seed_of(f"sparse-exercise-sensing-{s}"))
             found.append(np.degrees(oo.principal_angle(V, problem.A.T)))
         sparse_angles[(k_dir, label)] = float(np.median(found))
-        print(f"m_phi = {k_dir:2d}, {label:15s}: median angle {np.median(found):5.1f}°")
+        print(f"m_phi = {k_dir:2d}, {label:15s}: "
+              f"median angle {np.median(found):5.1f}°")
 book.glue(ex_sparse_4=sparse_angles[(4, "sparse rows")],
           ex_sparse_12=sparse_angles[(12, "sparse rows")],
           ex_dense_12=sparse_angles[(12, "random rotation")])

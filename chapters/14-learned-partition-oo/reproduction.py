@@ -92,8 +92,9 @@ for m in oo.METHODS:
 over_budget = max(curve.max_evals_over_budget, dims.max_evals_over_budget)
 n_runs = sum(v.size for v in curve.regret.values()) + sum(
     v.size for v in dims.regret.values())
-book.glue(d_curve=D_CURVE, budgets=", ".join(f"{n:,}" for n in size.budgets), n_seeds=size.seeds,
-          n_claim=f"{N_CLAIM:,}", other_dims=", ".join(str(d) for d in size.other_dims),
+book.glue(d_curve=D_CURVE, budgets=", ".join(f"{n:,}" for n in size.budgets),
+          n_seeds=size.seeds, n_claim=f"{N_CLAIM:,}",
+          other_dims=", ".join(str(d) for d in size.other_dims),
           all_dims=", ".join(str(d) for d in all_dims), n_functions=len(size.functions),
           n_pairs=at_claim["sequool"].size)
 
@@ -363,9 +364,9 @@ worst_fn, worst_p, _ = np.unravel_index(np.argmax(fd_all[worst_d]),
                                         fd_all[worst_d].shape)
 worst_where = (f"{('sphere', 'sharp ridge', 'Branin')[worst_fn]}, d = {worst_d}, "
                f"{points[worst_p]} points")
-book.glue(angle_seeds=size.angle_seeds, d5_median=d5_median, default_points=default_points,
-          default_evals=default_points * 5, fd_worst=fd_worst, fd_median=fd_median,
-          fd_where=worst_where)
+book.glue(angle_seeds=size.angle_seeds, d5_median=d5_median,
+          default_points=default_points, default_evals=default_points * 5,
+          fd_worst=fd_worst, fd_median=fd_median, fd_where=worst_where)
 for d in all_dims:
     book.glue(f"cs_median_d{d}", float(np.median(angles[(d, 4)][:, -1])))
 
@@ -625,7 +626,8 @@ print("singular values:", " ".join(f"{v:.1e}" for v in singular))
 gap = singular[:-1] / np.maximum(singular[1:], 1e-300)
 print(f"largest gap after value {int(np.argmax(gap)) + 1}; "
       f"values above 1e-2 x the largest: {int((singular > 1e-2 * singular[0]).sum())}")
-book.glue(ex_rank_gap=int(np.argmax(gap)) + 1, ex_rank=int((singular > 1e-2 * singular[0]).sum()),
+book.glue(ex_rank_gap=int(np.argmax(gap)) + 1,
+          ex_rank=int((singular > 1e-2 * singular[0]).sum()),
           ex_fourth=float(singular[3]))
 
 # %% [markdown]

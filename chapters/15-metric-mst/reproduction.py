@@ -754,7 +754,8 @@ for k in (1, 2, 4):
     print(f"kNN, k = {k}      {n_comp:5d}   {knn_rows[k][1]:5.3f}"
           f"   {knn_rows[k][2]:12.4f}   {knn_rows[k][3]:10.1%}")
 book.glue(ex_knn_gamma_2=knn_rows[2][1], ex_knn_ratio_2=knn_rows[2][2],
-          ex_knn_parts_2=knn_rows[2][0], ex_kc_gamma=rows[0]["gamma"], ex_kc_ratio=rows[0]["ratio"])
+          ex_knn_parts_2=knn_rows[2][0], ex_kc_gamma=rows[0]["gamma"],
+          ex_kc_ratio=rows[0]["ratio"])
 
 # %% [markdown]
 # With $k=2$ the kNN graph has {glue:text}`ex_knn_parts_2` components; their forest has

@@ -201,7 +201,8 @@ print(f"largest |sum of attributions - logit|: {gap:.1e}")
 n_active = float((out.weights[rows, pred] > 0).sum(-1).float().mean())
 print(f"groups with non-zero weight for the predicted class: "
       f"{n_active:.2f} of {GROUPS} on average")
-book.glue(kept=", ".join(map(str, sp.evenly_spaced(16, 8))), sop_acc=sop_acc, sop_gap=gap)
+book.glue(kept=", ".join(map(str, sp.evenly_spaced(16, 8))), sop_acc=sop_acc,
+          sop_gap=gap)
 
 # %% tags=["nbval-check-output"]
 book.claim("sums-to-logit", gap)

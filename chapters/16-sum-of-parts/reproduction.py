@@ -135,8 +135,9 @@ completeness = float((xor_out.attributions.sum(-1) - xor_out.logits).abs().max()
 active = float((xor_out.weights[rows, pred] > 0).sum(-1).float().mean())
 for m, (v, _) in xor_acc.items():
     book.glue(f"xor_{m}", v)
-book.glue(n_train=f"{size.n_train:,}", n_test=f"{size.n_test:,}", purity_sop=purity["sop"][0],
-          purity_igf=purity["igf"][0], xor_active=active, completeness=completeness)
+book.glue(n_train=f"{size.n_train:,}", n_test=f"{size.n_test:,}",
+          purity_sop=purity["sop"][0], purity_igf=purity["igf"][0], xor_active=active,
+          completeness=completeness)
 
 
 # %% tags=["nbval-check-output"]
@@ -205,8 +206,8 @@ gap_backbone = ci(dig_correct["backbone"] - dig_correct["sop"],
 gap_fixed = ci(dig_correct["sop"] - dig_correct["fixed"], "digits-sop-minus-fixed")
 for m, (v, _) in dig_acc.items():
     book.glue(f"dig_{m}", v)
-book.glue(digits_train=f"{len(train_idx):,}", digits_test=f"{len(test_idx):,}", n_groups=GROUPS,
-          gap_backbone=gap_backbone[0])
+book.glue(digits_train=f"{len(train_idx):,}", digits_test=f"{len(test_idx):,}",
+          n_groups=GROUPS, gap_backbone=gap_backbone[0])
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0, sharey=True)

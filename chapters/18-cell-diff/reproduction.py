@@ -419,7 +419,8 @@ book.show_figure(fig, "fig_psd")
 #   committed run trains longer. The thresholds were written before the first trial.
 
 # %%
-book.glue(depth=config["depth"], n_train=f"{config['n_train']:,}", steps=f"{config['steps']:,}")
+book.glue(depth=config["depth"], n_train=f"{config['n_train']:,}",
+          steps=f"{config['steps']:,}")
 
 # %% [markdown]
 # ## Exercise

@@ -433,8 +433,8 @@ for q in ("present", "location", "score"):
 #   The claims' thresholds were written before the committed models were evaluated.
 
 # %%
-book.glue(img_size=config["size"], width=config["width"], n_train=f"{config['n_train']:,}",
-          epochs=config["epochs"])
+book.glue(img_size=config["size"], width=config["width"],
+          n_train=f"{config['n_train']:,}", epochs=config["epochs"])
 
 # %% [markdown]
 # ## Exercise
