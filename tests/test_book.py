@@ -156,6 +156,8 @@ def test_every_page_renders_offline(server):
 def test_chapter_pages_show_figures_and_numbers(server):
     from playwright.sync_api import sync_playwright
 
+    from icml25.book.run import notebooks
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()
@@ -176,6 +178,13 @@ def test_chapter_pages_show_figures_and_numbers(server):
         assert cards.count() == len(list(paths.CHAPTERS.glob("*/index.md")))
         assert cards.locator("img.sd-card-img-top").count() == cards.count()
         assert "claims hold" in page.inner_text("main")
+        # Each card says its verdicts in colour: one badge per verdict that occurs.
+        assert all(cards.nth(i).locator(".sd-badge").count() >= 1 for i in range(cards.count()))
+        assert cards.locator(".sd-bg-danger, .sd-bg-warning").count() >= 1
+        for chapter in notebooks.chapters():  # and under every chapter's title
+            page.goto(f"{server}/chapters/{chapter.name}/index.html", wait_until="load")
+            strip = page.locator("main h1 + p, main section > h1 ~ p").first
+            assert strip.locator(".sd-badge").count() >= 1, f"{chapter.name}: no verdict strip"
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
         for path in pages():  # a page that makes claims shows them as verdict boxes, up front
@@ -188,6 +197,17 @@ def test_chapter_pages_show_figures_and_numbers(server):
                 glance = page.locator(".admonition", has_text="Results at a glance")
                 assert glance.count() == 1, f"{path}: no results-at-a-glance box"
                 assert glance.locator(".sd-badge").count() >= 1, f"{path}: empty glance box"
+        # On a phone (390 px) every figure keeps its aspect ratio: only the size shrinks.
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{server}/chapters/11-sotdd/reproduction.html", wait_until="load")
+        page.wait_for_load_state("networkidle")
+        shapes = page.evaluate(
+            "Array.from(document.querySelectorAll('main img')).filter(i => i.naturalWidth)"
+            ".map(i => [i.getAttribute('src'), i.clientWidth, i.clientHeight,"
+            " i.naturalWidth / i.naturalHeight])")
+        assert shapes and all(w <= 390 for _, w, _, _ in shapes)
+        squashed = [src for src, w, h, ratio in shapes if abs(w / h / ratio - 1) > 0.02]
+        assert not squashed, f"figures squashed at 390 px: {squashed}"
         browser.close()
 
 

@@ -11,3 +11,17 @@ BADGES = {"holds": "bdg-success", "does not hold": "bdg-danger", "inconclusive":
 def badge(verdict: str) -> str:
     """The MyST badge of a verdict: ``{bdg-success}`holds```."""
     return f"{{{BADGES[verdict]}}}`{verdict}`"
+
+
+def strip(counts: dict) -> str:
+    """A chapter's verdicts at a glance, one coloured badge per verdict that occurs, e.g.
+    ``{bdg-success}`3 hold` {bdg-danger}`1 does not hold` {bdg-warning}`2 undecided```, then
+    "of the paper's N claims" (``counts`` as :func:`icml25.book.site.ledger` counts them)."""
+    if not counts["claims"]:
+        return "{bdg-secondary}`no claim of the paper tested`"
+    holds, fails = counts["holds"], counts["fails"]
+    parts = [(holds, "holds", f"{holds} {'holds' if holds == 1 else 'hold'}"),
+             (fails, "does not hold", f"{fails} {'does' if fails == 1 else 'do'} not hold"),
+             (counts["inconclusive"], "inconclusive", f"{counts['inconclusive']} undecided")]
+    badges = " ".join(f"{{{BADGES[verdict]}}}`{text}`" for n, verdict, text in parts if n)
+    return f"{badges} of the paper's {counts['claims']} claims"

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from icml25.book.run import notebooks
-from icml25.book.site.generated import HEADER
+from icml25.book.site.generated import HEADER, strip
 from icml25.common import paths
 
 CARDS = paths.BOOK / "_static" / "cards"
@@ -122,8 +122,7 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
     if figure:
         thumb = thumbnail(figure[0])
         lines += [f":img-top: _static/cards/{number}.png", f":img-alt: {_escape(figure[1])}"]
-    verdict = (f"{{bdg-success-line}}`{counts['holds']} of {counts['claims']} of the paper's "
-               "claims hold`" if counts["claims"] else "{bdg-secondary-line}`no paper's claim`")
+    verdict = strip(counts)
     lines += [
         "",
         f"**The question.** {f['question']}",

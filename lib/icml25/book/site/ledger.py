@@ -244,7 +244,8 @@ def _title(chapter: notebooks.Chapter) -> str:
     return chapter.name
 
 
-def _counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) -> dict:
+def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) -> dict:
+    """The chapter's verdicts counted: the paper's claims by verdict, the others, the checks."""
     chapter_rows = rows(chapter) if chapter_rows is None else chapter_rows
     paper = [r for r in chapter_rows if r.kind == "claim" and r.fidelity == "paper"]
     other = [r for r in chapter_rows if r.kind == "claim" and r.fidelity != "paper"]
@@ -332,18 +333,18 @@ def landing_headline(counts: dict[str, dict]) -> str:
 
 def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]]) -> str:
     """The whole book's ledger: the headline, the summary table, one section per chapter."""
-    counts = {ch.name: _counts(ch, all_rows[ch.name]) for ch in chapters}
-    total = _totals(counts)
+    counted = {ch.name: counts(ch, all_rows[ch.name]) for ch in chapters}
+    total = _totals(counted)
     summary_rows = [
         [f"[{_title(ch)}](#{ch.name})", c["claims"], _count_badge(c["holds"], BADGES["holds"]),
          _count_badge(c["fails"], BADGES["does not hold"]), _count_badge(c["inconclusive"], BADGES["inconclusive"]),
          f"{c['other_holds']} of {c['other']}", f"{c['checks_pass']} of {c['checks']}",
          f"{c['runtime']:.0f} s"]
-        for ch, c in ((ch, counts[ch.name]) for ch in chapters)
+        for ch, c in ((ch, counted[ch.name]) for ch in chapters)
     ]
     sections = []
     for chapter in chapters:
-        c = counts[chapter.name]
+        c = counted[chapter.name]
         sections += [
             f"({chapter.name})=",
             f"## {_title(chapter)}",
@@ -449,8 +450,8 @@ def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str |
     for chapter in chapters:
         files[chapter.path / "_claims.md"] = chapter_table(chapter, found[chapter.name])
         files[chapter.path / "_glance.md"] = glance(found[chapter.name]) + "\n"
-    counts = {ch.name: _counts(ch, found[ch.name]) for ch in chapters}
-    files |= landing.page(chapters, counts, landing_headline(counts))
+    counted = {ch.name: counts(ch, found[ch.name]) for ch in chapters}
+    files |= landing.page(chapters, counted, landing_headline(counted))
     return files
 
 

@@ -11,7 +11,8 @@
 * A chapter page's verdict boxes show the verdict pooled over the seeds (:mod:`.ledger`), not
   the verdict of the one run (seed 0) that the executed notebook holds: the pooling happens
   when the pages are built, so the seed record is never an input of the notebook it came from.
-* Every reproduction page opens with its "Results at a glance" box (the chapter's generated
+* Every chapter's page shows its verdicts at a glance under its title (one coloured badge per
+  verdict), and every reproduction page opens with its "Results at a glance" box (the chapter's generated
   ``_glance.md``), inserted here when the page is read: the notebooks carry no copy of it.
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
@@ -29,6 +30,13 @@ from pathlib import Path
 
 _BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/icml25-claim-->',
                   re.DOTALL)
+
+
+@cache
+def _chapters() -> list:
+    from icml25.book.run import notebooks
+
+    return notebooks.chapters()
 
 
 @cache
@@ -172,9 +180,27 @@ def with_glance(notebook_json: str) -> str:
     return json.dumps(nb)
 
 
-def _insert_glance(app, docname, source):
-    """``source-read``: the reproduction pages of chapters whose ledger wrote ``_glance.md``."""
+def with_strip(markdown: str, strip_md: str) -> str:
+    """A chapter's ``index.md`` with its verdict strip as a paragraph under its title."""
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("# "):
+            return "\n".join([*lines[: i + 1], "", strip_md, *lines[i + 1:]])
+    return markdown
+
+
+def _insert_generated(app, docname, source):
+    """``source-read``: the verdict strip under a chapter's title, and the glance box of the
+    reproduction pages of chapters whose ledger wrote ``_glance.md``."""
     parts = docname.split("/")
+    if len(parts) == 3 and parts[0] == "chapters" and parts[2] == "index":
+        from icml25.book.site import ledger
+        from icml25.book.site.generated import strip
+
+        rows = list(_chapter_rows(parts[1]).values())
+        found = [c for c in _chapters() if c.name == parts[1]]
+        if rows and found:
+            source[0] = with_strip(source[0], strip(ledger.counts(found[0], rows)))
     if (len(parts) == 3 and parts[0] == "chapters" and parts[2] == "reproduction"
             and (Path(app.srcdir) / parts[0] / parts[1] / "_glance.md").exists()
             and source[0].lstrip().startswith("{")):
@@ -182,7 +208,7 @@ def _insert_glance(app, docname, source):
 
 
 def setup(app):
-    app.connect("source-read", _insert_glance)
+    app.connect("source-read", _insert_generated)
     app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
