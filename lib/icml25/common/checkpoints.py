@@ -243,7 +243,7 @@ def seed_state(checkpoint: Checkpoint, seed: int, command: str) -> dict:
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed not in checkpoint.seeds:
         held = sorted(checkpoint.seeds)
-        more = (f"; `{command} --seeds {seed + 1}` trains seeds 0..{seed}"
+        more = (f"; `{command} --seeds N` trains seeds 0..N-1 (N > {seed} includes it)"
                 if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else "")
         raise ValueError(f"the committed models hold training seeds {held}, not {seed!r}{more}")
     return checkpoint.seeds[seed]
