@@ -521,7 +521,7 @@ def test_checkpoint_missing_seed_names_the_training_command(tmp_path):
 
     ck.save(tmp_path / "m.pt", **_checkpoint_content())
     got = ck.load(tmp_path / "m.pt")
-    with pytest.raises(ValueError, match=r"seeds \[0, 1\], not 5; `prog train OUT --seeds 6`"):
+    with pytest.raises(ValueError, match=r"seeds \[0, 1\], not 5; `prog train OUT --seeds N` trains seeds 0..N-1 \(N > 5"):
         ck.seed_state(got, 5, "prog train OUT")
     with pytest.raises(ValueError, match="not '0'"):
         ck.seed_state(got, "0", "prog train OUT")

@@ -212,5 +212,5 @@ def test_committed_models_hold_seeds_0_to_4_and_the_evaluator():
     assert config == M.TRAINING and set(models) == {"plain", "bidirectional"}
     assert set(det_rec) == {"history"}  # no timings
     assert all(set(rec) == {"base", "finetune"} for _, rec in models.values())
-    with pytest.raises(ValueError, match="`python -m icml25.motion_transfer train .* --seeds 6`"):
+    with pytest.raises(ValueError, match=r"`python -m icml25.motion_transfer train .* --seeds N` trains seeds 0..N-1 \(N > 5"):
         M.load_models(5)
