@@ -5,6 +5,7 @@ HTTP server with all other network traffic blocked, and checks that figures load
 rendered by MathJax, nothing external is requested and the console has no errors.
 """
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -185,6 +186,20 @@ def test_chapter_pages_show_figures_and_numbers(server):
             page.goto(f"{server}/chapters/{chapter.name}/index.html", wait_until="load")
             strip = page.locator("main h1 + p, main section > h1 ~ p").first
             assert strip.locator(".sd-badge").count() >= 1, f"{chapter.name}: no verdict strip"
+            # Figures and exercises carry the chapter's number; "Next" follows the chapters'
+            # numbers, as the landing page's cards do.
+            for name in ("method", "reproduction"):
+                page.goto(f"{server}/chapters/{chapter.name}/{name}.html", wait_until="load")
+                captions = page.locator("main .caption-number")
+                numbers = captions.all_text_contents()  # hidden ones (a closed solution) too
+                ours = re.compile(rf"\b{int(chapter.name[:2])}\.\d+\b")
+                stray = [n for n in numbers if not ours.search(n)]
+                assert not stray, f"{chapter.name}/{name}: numbered outside the chapter: {stray}"
+        chapters = notebooks.chapters()
+        for before, after in itertools.pairwise(chapters):
+            page.goto(f"{server}/chapters/{before.name}/reproduction.html", wait_until="load")
+            href = page.locator("a.right-next").get_attribute("href")
+            assert href.endswith(f"{after.name}/index.html"), f"{before.name} -> {href}"
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
         for path in pages():  # a page that makes claims shows them as verdict boxes, up front

@@ -42,3 +42,41 @@ def test_a_run_spec_knows_whether_it_publishes_and_where_it_writes():
 def test_a_run_spec_refuses_what_the_notebook_does_not_take(overrides, message):
     with pytest.raises(ParameterError, match=message):
         RunSpec.of(paths.CHAPTERS / "12-equal-share" / "method.py", overrides)
+
+
+def test_figures_and_exercises_are_numbered_per_chapter_in_reading_order():
+    from icml25.book.site.sphinx_ext import per_chapter_numbers
+
+    across_book = {
+        "book/intro": {"figure": {"a": (1,)}},
+        "chapters/15-metric-mst/reproduction": {"figure": {"r1": (101,), "r2": (103,)}},
+        "chapters/15-metric-mst/method": {"figure": {"m1": (99,), "m2": (100,)},
+                                          "exercise": {"e1": (7,)}},
+        "chapters/01-cross/method": {"figure": {"x": (5,)}, "exercise": {"e": (3,)}},
+    }
+    numbers = per_chapter_numbers(across_book)
+    assert numbers["book/intro"] == {"figure": {"a": (1,)}}
+    assert numbers["chapters/15-metric-mst/method"] == {"figure": {"m1": (15, 1), "m2": (15, 2)},
+                                                        "exercise": {"e1": (15, 1)}}
+    assert numbers["chapters/15-metric-mst/reproduction"]["figure"] == {"r1": (15, 3),
+                                                                        "r2": (15, 4)}
+    assert numbers["chapters/01-cross/method"] == {"figure": {"x": (1, 1)},
+                                                   "exercise": {"e": (1, 1)}}
+    assert across_book["chapters/01-cross/method"]["figure"]["x"] == (5,)  # not mutated
+
+
+def test_toc_orders_the_chapters_by_number_as_the_landing_page_does():
+    from icml25.book.run import notebooks
+
+    toc = (paths.ROOT / "_toc.yml").read_text()
+    listed = [line.split("chapters/")[1].split("/")[0] for line in toc.splitlines()
+              if line.strip().startswith("- file: chapters/") and line.endswith("/index")]
+    assert listed == [c.name for c in notebooks.chapters()]
+
+
+def test_chapter_titles_carry_two_digit_numbers():
+    from icml25.book.run import notebooks
+
+    for chapter in notebooks.chapters():
+        title = (chapter.path / "index.md").read_text().splitlines()[0]
+        assert title.startswith(f"# {chapter.name[:2]}. "), title

@@ -14,6 +14,8 @@
 * Every chapter's page shows its verdicts at a glance under its title (one coloured badge per
   verdict), and every reproduction page opens with its "Results at a glance" box (the chapter's generated
   ``_glance.md``), inserted here when the page is read: the notebooks carry no copy of it.
+* Figures, tables, exercises and theorems are numbered per chapter ("Fig. 15.2", "Exercise
+  15.3"), not across the book: the number says where a thing is.
 * Pages load only the scripts they use: no MathJax (1.2 MB) on a page without math, no Thebe
   (switched off in ``_config.yml``) anywhere.
 
@@ -207,8 +209,42 @@ def _insert_generated(app, docname, source):
         source[0] = with_glance(source[0])
 
 
+_CHAPTER_DOC = re.compile(r"chapters/(\d+)-")
+_READING_ORDER = {"index": 0, "method": 1, "reproduction": 2}
+
+
+def per_chapter_numbers(fignumbers: dict) -> dict:
+    """Sphinx's numbers (``docname -> figtype -> id -> (n,)``, counted across the book)
+    renumbered as ``(chapter, k)``: the k-th thing of its type in its chapter, in reading order
+    (the chapter's front page, its method, its reproduction; within a page, Sphinx's order).
+    Pages outside the chapters keep their numbers."""
+    found = []
+    for docname, types in fignumbers.items():
+        match = _CHAPTER_DOC.match(docname)
+        if match:
+            for figtype, ids in types.items():
+                page = docname.rsplit("/", 1)[-1]
+                rank = _READING_ORDER.get(page, len(_READING_ORDER)), page
+                found += [(int(match.group(1)), figtype, rank, number, docname, ident)
+                          for ident, number in ids.items()]
+    renumbered = {docname: {figtype: dict(ids) for figtype, ids in types.items()}
+                  for docname, types in fignumbers.items()}
+    counts: dict[tuple, int] = {}
+    for chapter, figtype, _, _, docname, ident in sorted(found):
+        counts[chapter, figtype] = counts.get((chapter, figtype), 0) + 1
+        renumbered[docname][figtype][ident] = (chapter, counts[chapter, figtype])
+    return renumbered
+
+
+def _number_per_chapter(app, env):
+    # after Sphinx's own collector (priority 500) has numbered everything across the book
+    env.toc_fignumbers = per_chapter_numbers(env.toc_fignumbers)
+    return []
+
+
 def setup(app):
     app.connect("source-read", _insert_generated)
+    app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
