@@ -45,6 +45,7 @@ book: $(STAMP)
 
 html: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html
+	$(PY) -m icml25.book archive
 	@if [ -x /usr/bin/chromium ]; then $(PY) -m icml25.book pdf; \
 	else echo "no /usr/bin/chromium: the chapters' PDFs are not printed (apt-get install chromium)"; fi
 	@echo "The book is at file://$(CURDIR)/_build/html/index.html"
@@ -83,9 +84,9 @@ student: $(STAMP)
 # kernel is .venv's Python, so the chapters run with the project's stack; jupytext opens the
 # .py sources as notebooks.
 LAB := .venv-lab
-$(LAB)/.installed: requirements.txt
+$(LAB)/.installed: requirements.txt Makefile
 	test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
-	$(LAB)/bin/python -m pip install --quiet jupyterlab==4.6.6 $$(grep -E '^jupytext==' requirements.txt)
+	$(LAB)/bin/python -m pip install --quiet jupyterlab==4.6.6 jupyterlab-myst==2.7.0 $$(grep -E '^jupytext==' requirements.txt)
 	touch $@
 
 lab: $(STAMP) $(LAB)/.installed

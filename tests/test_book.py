@@ -239,5 +239,16 @@ def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     assert len(reader.pages) >= 10  # front page, method and reproduction
     first = reader.pages[0].extract_text()
     assert "s-OTDD" in first and "Contents" not in first  # the text, not the navigation
+    assert reader.metadata.title == printing.title(chapter)  # what a PDF viewer shows
+    outline = [item for item in reader.outline if not isinstance(item, list)]
+    assert len(outline) >= 3 and any("reproduction" in o.title.lower() for o in outline)
+    text = "".join(p.extract_text() for p in reader.pages)
+    assert "Show code cell source" not in text  # a hidden cell prints nothing
+    book = PdfReader(printing.write_book([chapter], html=HTML, log=lambda *_: None))
+    assert [o.title for o in book.outline if not isinstance(o, list)] == [printing.title(chapter)]
     page = (HTML / "chapters" / "11-sotdd" / "reproduction.html").read_text()
-    assert "../../_pdf/11-sotdd.pdf" in page
+    assert "../../_pdf/11-sotdd.pdf" in page and "../../_pdf/icml25-book.pdf" in page
+    assert "download-pdf-button" not in page  # one entry per PDF: not the theme's as well
+    front = (HTML / "chapters" / "11-sotdd" / "index.html").read_text()
+    assert "Run this chapter" in front and "make run CHAPTER=11" in front
+    assert "../../_downloads/icml25-book.zip" in front

@@ -80,3 +80,47 @@ def test_chapter_titles_carry_two_digit_numbers():
     for chapter in notebooks.chapters():
         title = (chapter.path / "index.md").read_text().splitlines()[0]
         assert title.startswith(f"# {chapter.name[:2]}. "), title
+
+
+def test_the_course_guide_names_every_chapter():
+    """The themed table is written by hand (which course a chapter fits is a judgement); the
+    list of what each chapter teaches is generated from the chapters' front pages."""
+    from icml25.book.run import notebooks
+    from icml25.book.site import landing
+
+    table = (paths.BOOK / "teaching.md").read_text().split("## What each chapter teaches")[0]
+    chapters = notebooks.chapters()
+    missing = [c.name for c in chapters if f"/chapters/{c.name}/index" not in table]
+    assert not missing, f"the teaching page's course table misses {missing}"
+    listed = landing.teaching_list(chapters)
+    assert listed.count("\n- **[") == len(chapters) - 1 and "(not yet written)" not in listed
+
+
+@pytest.mark.slow
+def test_the_source_archive_runs_a_chapter_as_its_page_says(tmp_path):
+    """Unpacked, the archive is a book of its own: a chapter runs in it (quick mode, with the
+    project's interpreter: the packages are those `make` would install)."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    from icml25.book.site import archive
+
+    written = archive.write(html=tmp_path / "html", log=lambda *_: None)
+    with zipfile.ZipFile(written) as z:
+        names = set(z.namelist())
+        z.extractall(tmp_path)
+    top = tmp_path / archive.TOP
+    for needed in ("Makefile", "requirements.txt", "pyproject.toml", "data/MANIFEST",
+                   "lib/icml25/__init__.py", "chapters/01-cross-learning-bandits/method.py",
+                   "chapters/01-cross-learning-bandits/method.ipynb", "_toc.yml"):
+        assert f"{archive.TOP}/{needed}" in names, f"the archive lacks {needed}"
+    assert not any("/_build/" in n or "/.venv" in n for n in names)
+    assert "make run CHAPTER=01" in archive.how_to_run("01-cross-learning-bandits")
+    env = {**os.environ, "PYTHONPATH": str(top / "lib")}
+    env.pop("ICML25_ROOT", None)
+    done = subprocess.run([sys.executable, "-m", "icml25.book", "run", "01", "--mode", "quick"],
+                          cwd=top, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert list((top / "_build" / "runs").rglob("*.ipynb")), "no executed notebook in the copy"

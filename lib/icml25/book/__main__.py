@@ -228,6 +228,13 @@ def cmd_pdf(args) -> int:
     return 0
 
 
+def cmd_archive(args) -> int:
+    from icml25.book.site import archive
+
+    archive.write()
+    return 0
+
+
 def cmd_fingerprint(args) -> int:
     import json
 
@@ -293,6 +300,10 @@ def parser() -> argparse.ArgumentParser:
                          "_build/html/_pdf/NN-name.pdf (needs the built book and Chromium)")
     pdf.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     pdf.set_defaults(func=cmd_pdf)
+
+    arc = sub.add_parser("archive", help="the book's source as _build/html/_downloads/"
+                         "icml25-book.zip, for readers to run the chapters (make html)")
+    arc.set_defaults(func=cmd_archive)
 
     fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
                         "Dask worker must share with the client")

@@ -23,7 +23,7 @@ from icml25.common import paths
 CARDS = paths.BOOK / "_static" / "cards"
 THUMB_WIDTH = 480
 FIELDS = {"question": "The question.", "finding": "What we found.",
-          "prerequisites": "Prerequisites."}
+          "prerequisites": "Prerequisites.", "teaches": "What it teaches."}
 
 
 def _paragraph(text: str, label: str) -> str | None:
@@ -41,7 +41,8 @@ def _first_question(paragraph: str) -> str:
 
 
 def fields(chapter: notebooks.Chapter) -> dict:
-    """``title``, ``question``, ``finding``, ``prerequisites`` of a chapter's ``index.md``
+    """``title``, ``question``, ``finding``, ``prerequisites``, ``teaches`` of a chapter's
+    ``index.md``
     (``None`` where missing; :func:`problems` names what is missing)."""
     index = chapter.path / "index.md"
     text = index.read_text() if index.exists() else ""
@@ -142,8 +143,9 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
 
 def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
          headline: str) -> dict[Path, str | bytes]:
-    """``book/_landing.md`` (the ledger's ``headline``, then the cards), its thumbnails, and
-    ``book/_course.md`` (the course guide's table)."""
+    """``book/_landing.md`` (the ledger's ``headline``, then the cards), its thumbnails,
+    ``book/_course.md`` (the course guide's table) and ``book/_teaching.md`` (what each chapter
+    teaches)."""
     files: dict[Path, str | bytes] = {}
     cards = []
     for chapter in chapters:
@@ -152,6 +154,7 @@ def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
         if thumb is not None:
             files[CARDS / f"{chapter.name[:2]}.png"] = thumb
     files[paths.BOOK / "_course.md"] = f"{HEADER}\n\n{course_table(chapters, counts)}\n"
+    files[paths.BOOK / "_teaching.md"] = f"{HEADER}\n\n{teaching_list(chapters)}\n"
     files[paths.BOOK / "_landing.md"] = "\n".join([
         HEADER, "", headline, "", ":::::{grid} 1 1 2 2", ":gutter: 3", "", "\n\n".join(cards), ":::::", ""])
     return files
@@ -176,6 +179,16 @@ def exercises(chapter: notebooks.Chapter) -> list[dict]:
                           "level": level, "minutes": int(minutes) if minutes else None,
                           "worked": worked})
     return found
+
+
+def teaching_list(chapters: list[notebooks.Chapter]) -> str:
+    """The course guide's list: per chapter, its title (linked) and its "What it teaches."."""
+    items = []
+    for chapter in chapters:
+        f = fields(chapter)
+        items.append(f"- **[{f['title'] or chapter.name}](/chapters/{chapter.name}/index).** "
+                     f"{f['teaches'] or '(not yet written)'}")
+    return "\n".join(items)
 
 
 def course_table(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:

@@ -4,7 +4,11 @@
 site from a loopback HTTP server, prints every chapter's front page, method and reproduction with
 the machine's Chromium (driven by Playwright, network blocked, as in the browser test), merges
 them with pypdf into ``_build/html/_pdf/NN-name.pdf``, and each chapter page links it from its
-download menu (:mod:`.sphinx_ext`). Folded solutions stay folded on paper.
+download menu (:mod:`.sphinx_ext`). Each PDF carries the chapter's title (its document title,
+what a reader's PDF viewer shows) and an outline: one bookmark per section, from the pages'
+headings. The whole book, every chapter in order under a bookmark of its title, is
+``_pdf/icml25-book.pdf``. On paper, folded solutions stay folded and a hidden code cell prints
+nothing (no "Show code cell source" line; ``book/_static/icml25.css``).
 """
 
 from __future__ import annotations
@@ -21,10 +25,64 @@ from icml25.common import paths
 
 CHROMIUM = "/usr/bin/chromium"
 FOLDER = "_pdf"
+BOOK_PDF = "icml25-book.pdf"
+BOOK_TITLE = "ICML 2025, Executable"
 
 
 def pdf_path(chapter_name: str, html: Path | None = None) -> Path:
     return (html or paths.BUILD / "html") / FOLDER / f"{chapter_name}.pdf"
+
+
+def title(chapter: notebooks.Chapter) -> str:
+    """The chapter's title, as its front page's first heading says it."""
+    index = chapter.path / "index.md"
+    text = index.read_text() if index.exists() else ""
+    return next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                chapter.name)
+
+
+def _write_pdf(writer, target: Path) -> None:
+    """Write atomically: a failed print never leaves half a PDF where a good one was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    with open(partial, "wb") as out:
+        writer.write(out)
+    partial.replace(target)
+
+
+def _clean(heading: str) -> str:
+    """A heading as a bookmark: no permalink sign, one space, and not doubled (Chromium reads
+    a heading's visible text and its accessible copy)."""
+    text = " ".join(heading.replace("#", " ").replace("\u00b6", " ").split())
+    half = len(text) // 2
+    return text[:half] if len(text) % 2 == 0 and text[:half] == text[half:] else text
+
+
+def _append_with_outline(writer, pdf: bytes, heading: str, sections=()) -> None:
+    """Append one printed page (``pdf``) under a bookmark ``heading``, its sections nested.
+    A section's bookmark takes its heading's text from ``sections`` (the page's headings) where
+    they match: Chromium's outline drops the spaces at a heading's line breaks."""
+    from pypdf import PdfReader
+
+    spelled = {"".join(_clean(t).split()): _clean(t) for t in sections}
+
+    reader = PdfReader(io.BytesIO(pdf))
+    start = len(writer.pages)
+    writer.append(reader, import_outline=False)
+    parent = writer.add_outline_item(heading, start)
+
+    def nest(items, under):
+        last = under
+        for item in items:
+            if isinstance(item, list):
+                nest(item, last)
+            else:
+                at = reader.get_destination_page_number(item)
+                name = _clean(item.title)
+                name = spelled.get("".join(name.split()), name)
+                last = writer.add_outline_item(name, start + at, parent=under)
+
+    nest(reader.outline, parent)
 
 
 def pages(chapter: notebooks.Chapter) -> list[str]:
@@ -82,17 +140,37 @@ def write(chapters: list[notebooks.Chapter] | None = None, *, html: Path | None 
                     raise ValueError(f"{rel} is not built")
                 page.goto(f"{root}/{rel}", wait_until="load")
                 page.wait_for_load_state("networkidle")
-                pdf = page.pdf(format="A4", print_background=True,
+                heading = page.locator("main h1").first.text_content() or rel
+                sections = page.locator("main h2, main h3, main h4").all_text_contents()
+                # Chromium's outline holds the page's sections (h2 and below)
+                pdf = page.pdf(format="A4", print_background=True, outline=True, tagged=True,
                                margin={"top": "15mm", "bottom": "15mm", "left": "12mm",
                                        "right": "12mm"})
-                merged.append(io.BytesIO(pdf))
+                _append_with_outline(merged, pdf, _clean(heading), sections)
+            merged.add_metadata({"/Title": title(chapter), "/Subject": BOOK_TITLE})
             target = pdf_path(chapter.name, html)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.partial")
-            with open(partial, "wb") as out:
-                merged.write(out)
-            partial.replace(target)
+            _write_pdf(merged, target)
             written.append(target)
             log(f"written: {paths.relative(target)} ({target.stat().st_size / 1e6:.1f} MB)")
         browser.close()
+    if [c.name for c in chapters] == [c.name for c in notebooks.chapters()]:  # all of them
+        written.append(write_book(chapters, html=html, log=log))
     return written
+
+
+def write_book(chapters: list[notebooks.Chapter], *, html: Path | None = None,
+               log=print) -> Path:
+    """The whole book in one PDF (``_pdf/icml25-book.pdf``): the chapters' PDFs in order, each
+    under a bookmark of its title that holds the chapter's own outline."""
+    from pypdf import PdfWriter
+
+    html = html or paths.BUILD / "html"
+    book = PdfWriter()
+    for chapter in chapters:
+        book.append(str(pdf_path(chapter.name, html)), outline_item=title(chapter),
+                    import_outline=True)
+    book.add_metadata({"/Title": BOOK_TITLE})
+    target = html / FOLDER / BOOK_PDF
+    _write_pdf(book, target)
+    log(f"written: {paths.relative(target)} ({target.stat().st_size / 1e6:.1f} MB)")
+    return target

@@ -125,6 +125,38 @@ def _buttons_follow_the_repository(app, config):
     config.html_theme_options = options
 
 
+def _offer_prints_and_source(app, pagename, templatename, context, doctree):
+    """One PDF entry per kind in the download menu: the chapter's printed PDF on a chapter's
+    pages (instead of the theme's "print this page"), the whole book's, and the book's source
+    archive (or its repository, where ``repository.url`` is set)."""
+    from icml25.book.site import archive, printing
+
+    offered = []
+    if pagename.startswith("chapters/"):
+        chapter = pagename.split("/")[1]
+        offered.append({
+            "type": "link", "url": context["pathto"](f"_pdf/{chapter}.pdf", 1),
+            "text": "chapter PDF", "icon": "fas fa-print",
+            "tooltip": "The whole chapter, printed (make html writes it)",
+            "label": "download-chapter-pdf-button"})
+    offered.append({
+        "type": "link", "url": context["pathto"](f"{printing.FOLDER}/{printing.BOOK_PDF}", 1),
+        "text": "book PDF", "icon": "fas fa-book",
+        "tooltip": "Every chapter in one PDF, with an outline",
+        "label": "download-book-pdf-button"})
+    repository = _repository_url(app)
+    offered.append({
+        "type": "link",
+        "url": repository or context["pathto"](f"{archive.FOLDER}/{archive.NAME}", 1),
+        "text": "book source" if not repository else "repository", "icon": "fas fa-file-archive",
+        "tooltip": "Everything needed to run the chapters: unpack, then make run CHAPTER=NN",
+        "label": "download-book-source-button"})
+    for button in context.get("header_buttons", []):
+        if button.get("type") == "group" and "download" in str(button.get("icon", "")):
+            kept = [b for b in button["buttons"] if b.get("label") != "download-pdf-button"]
+            button["buttons"] = kept + offered
+
+
 def _offer_py_source(app, pagename, templatename, context, doctree):
     """Add the page's ``.py`` source to the download menu (after the theme builds it, at 501)."""
     source = Path(app.srcdir) / f"{pagename}.py"
@@ -149,12 +181,6 @@ def _offer_py_source(app, pagename, templatename, context, doctree):
             "text": "student edition", "icon": "fas fa-user-graduate",
             "tooltip": "The notebook without its solutions, with a cell for each of yours",
             "label": "download-student-button"})
-        chapter = pagename.split("/")[1]
-        offered.append({
-            "type": "link", "url": context["pathto"](f"_pdf/{chapter}.pdf", 1),
-            "text": "chapter PDF", "icon": "fas fa-print",
-            "tooltip": "The whole chapter, printed (make html writes it)",
-            "label": "download-chapter-pdf-button"})
     for button in context.get("header_buttons", []):
         if button.get("type") == "group" and "download" in str(button.get("icon", "")):
             button["buttons"] += offered
@@ -191,18 +217,32 @@ def with_strip(markdown: str, strip_md: str) -> str:
     return markdown
 
 
+def before_first_section(markdown: str, box: str) -> str:
+    """``markdown`` with ``box`` before its first ``## `` heading (at its end if it has none)."""
+    lines = markdown.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    return "\n".join([*lines[:at], box, "", *lines[at:]])
+
+
+def _repository_url(app) -> str:
+    return str((app.config.html_theme_options or {}).get("repository_url") or "")
+
+
 def _insert_generated(app, docname, source):
-    """``source-read``: the verdict strip under a chapter's title, and the glance box of the
-    reproduction pages of chapters whose ledger wrote ``_glance.md``."""
+    """``source-read``: the verdict strip under a chapter's title and the box that says how to
+    run the chapter, and the glance box of the reproduction pages of chapters whose ledger
+    wrote ``_glance.md``."""
     parts = docname.split("/")
     if len(parts) == 3 and parts[0] == "chapters" and parts[2] == "index":
-        from icml25.book.site import ledger
+        from icml25.book.site import archive, ledger
         from icml25.book.site.generated import strip
 
         rows = list(_chapter_rows(parts[1]).values())
         found = [c for c in _chapters() if c.name == parts[1]]
         if rows and found:
             source[0] = with_strip(source[0], strip(ledger.counts(found[0], rows)))
+        source[0] = before_first_section(
+            source[0], archive.how_to_run(parts[1], _repository_url(app)))
     if (len(parts) == 3 and parts[0] == "chapters" and parts[2] == "reproduction"
             and (Path(app.srcdir) / parts[0] / parts[1] / "_glance.md").exists()
             and source[0].lstrip().startswith("{")):
@@ -247,6 +287,7 @@ def setup(app):
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
+    app.connect("html-page-context", _offer_prints_and_source, priority=503)
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
     # the context, and sphinx-book-theme's header buttons (501), which call it.
     app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)
