@@ -120,6 +120,11 @@ def test_every_page_renders_offline(server):
                 except Exception:
                     problems.append(f"{page_path}: math present but not rendered by MathJax")
             page.wait_for_load_state("networkidle")
+            if page.evaluate("document.querySelectorAll('img[loading=lazy]').length"):
+                page.evaluate("document.querySelectorAll('img[loading=lazy]')"
+                              ".forEach(i => { i.loading = 'eager'; })")  # load them all
+                page.wait_for_load_state("networkidle")
+                page.wait_for_function("Array.from(document.images).every(i => i.complete)")
             broken = page.evaluate(
                 "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
                 ".map(i => i.src)"
@@ -212,6 +217,18 @@ def test_chapter_pages_show_figures_and_numbers(server):
                 glance = page.locator(".admonition", has_text="Results at a glance")
                 assert glance.count() == 1, f"{path}: no results-at-a-glance box"
                 assert glance.locator(".sd-badge").count() >= 1, f"{path}: empty glance box"
+        # Page weight: a page without math loads at most 1.5 MB, and every icon still renders
+        # from the cut Font Awesome (an icon it lacks would stay an empty <i> element).
+        loaded = []
+        page.on("response", lambda r: loaded.append(len(r.body()) if r.ok else 0))
+        for path in ("book/reexecute.html", "chapters/11-sotdd/index.html"):
+            loaded.clear()
+            page.goto(f"{server}/{path}", wait_until="load")
+            page.wait_for_load_state("networkidle")
+            if not page.locator(".math").count():
+                assert sum(loaded) <= 1.5e6, f"{path}: {sum(loaded) / 1e6:.2f} MB"
+            assert page.locator("svg.svg-inline--fa").count() >= 3
+            assert page.locator("i[class*='fa-']").count() == 0, f"{path}: an icon is missing"
         # On a phone (390 px) every figure keeps its aspect ratio: only the size shrinks.
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{server}/chapters/11-sotdd/reproduction.html", wait_until="load")

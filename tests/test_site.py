@@ -124,3 +124,18 @@ def test_the_source_archive_runs_a_chapter_as_its_page_says(tmp_path):
                           cwd=top, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert list((top / "_build" / "runs").rglob("*.ipynb")), "no executed notebook in the copy"
+
+
+def test_font_awesome_is_cut_to_the_icons_used_and_search_scripts_leave_other_pages():
+    from icml25.book.site import weight
+
+    script = ('var p={"trash-can":[448,512,[61460,"trash-alt"],"f2ed","M1 2z"],'
+              'mandalorian:[448,512,[],"f50f","M3 4z"],"duo":[1,2,[],"e001",["M5z","M6z"]],'
+              '"book":[448,512,[128212],"f02d","M7z"]};function go(){return p}')
+    cut, kept, defined = weight.cut(script, {"trash-alt", "duo"})
+    assert (kept, defined) == (2, 4)
+    assert '"trash-can"' in cut and '"duo"' in cut and "mandalorian" not in cut
+    assert '"book"' not in cut and cut.endswith("function go(){return p}")
+    page = ('<head>\n  <script src="../_static/searchtools.js"></script>\n'
+            '  <script src="../searchindex.js"></script>\n<script src="x.js"></script>\n')
+    assert weight.without_search(page) == '<head>\n<script src="x.js"></script>\n'
