@@ -282,3 +282,66 @@ def test_sampled_feedback_keeps_the_guarantee_on_average():
                      for s in range(20)])
     bound = game.payoff_vectors(sigma).max() - es.hedge_epsilon(4, 1000, game.payoff_range)
     assert runs.mean() + 3 * runs.std(ddof=1) / np.sqrt(len(runs)) >= bound
+
+
+# ----------------------------------------------------------------------------- rates
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hedge_closed_form_matches_the_loop(seed):
+    rng = np.random.default_rng(seed)
+    gains = rng.uniform(size=(4, 3))
+    R = rng.uniform(0.5, 2.0, size=4)
+    for T in (1, 37, 500):
+        loop = es.play_gains("hedge", gains / R[:, None], T).mean(0) * R
+        np.testing.assert_allclose(es.hedge_fixed_average(gains, T, R), loop, atol=1e-12)
+
+
+def test_saol_deficits_are_prefixes_of_one_run():
+    """SAOL does not depend on T, so the prefix average equals a run of that length."""
+    game = es.random_game(3, 3, seed=5)
+    sigma = es.symmetric_equilibrium(game, seed=1)
+    g = game.payoff_vectors(sigma)[None]
+    horizons = np.array([16, 100, 256])
+    d = es.equal_share_deficits("saol", g, game.equal_share, horizons, game.payoff_range)
+    for T, dT in zip(horizons, d[:, 0]):
+        pay = es.strongly_adaptive(game, sigma, int(T)).mean()
+        assert dT == pytest.approx(game.equal_share - pay, abs=1e-12)
+
+
+def test_deficit_at_equilibrium_is_regret_and_within_the_bound():
+    vote = es.majority_vote(3)
+    g = vote.payoff_vectors(np.array([0.0, 1.0]))[None]  # both opponents on action 1
+    horizons = np.array([64, 256, 1024, 4096])
+    d = es.equal_share_deficits("hedge", g, vote.equal_share, horizons, vote.payoff_range)
+    eps = np.array([es.hedge_epsilon(2, int(T), vote.payoff_range) for T in horizons])
+    assert np.all(d[:, 0] > 0) and np.all(d[:, 0] <= eps)
+    # one gap of 1/3: the regret tends to ln 2 / eta, so the exponent tends to -1/2
+    est = es.deficit_exponent(horizons, d, n_boot=50, seed=0)
+    assert -0.52 < est.value < -0.45
+    assert est.low == pytest.approx(est.value) and est.high == pytest.approx(est.value)
+
+
+def test_deficit_exponent_recovers_a_power_law():
+    rng = np.random.default_rng(0)
+    T = np.array([100, 200, 400, 800, 1600])
+    scale = rng.uniform(0.5, 2.0, size=30)
+    d = np.outer(T ** -0.5, scale) * rng.uniform(0.95, 1.05, size=(5, 30))
+    est = es.deficit_exponent(T, d, n_boot=500, seed=1)
+    assert est.low <= -0.5 <= est.high and abs(est.value + 0.5) < 0.03
+
+
+def test_bad_rate_input_raises():
+    g = np.ones((2, 3))
+    with pytest.raises(ValueError, match="learner"):
+        es.equal_share_deficits("clone", g, 1 / 3, [10, 20])
+    with pytest.raises(ValueError, match="increasing"):
+        es.equal_share_deficits("hedge", g, 1 / 3, [20, 10])
+    with pytest.raises(ValueError, match="integers"):
+        es.equal_share_deficits("hedge", g, 1 / 3, [10.5, 20.0])
+    with pytest.raises(ValueError, match="payoff_range"):
+        es.hedge_fixed_average(g, 10, -1.0)
+    with pytest.raises(ValueError, match="positive"):
+        es.deficit_exponent([10, 20], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="H = len"):
+        es.deficit_exponent([10, 20, 40], np.ones((2, 3)))

@@ -13,7 +13,8 @@ adapt slowly enough:
 * :mod:`.strategies`: the worst identical opponent of a fixed strategy, and the fixed
   strategies of self-play (fictitious self-play, averaged Hedge self-play, an equilibrium);
 * :mod:`.learners`: Hedge, SAOL with Hedge base learners, behaviour cloning, adaptive
-  opponents and the game loop.
+  opponents and the game loop;
+* :mod:`.rates`: the deficit from the equal share across horizons $T$ and its growth exponent.
 """
 
 from .games import (
@@ -45,6 +46,11 @@ from .learners import (
     strongly_adaptive,
     switching,
 )
+from .rates import (
+    deficit_exponent,
+    equal_share_deficits,
+    hedge_fixed_average,
+)
 from .strategies import (
     fictitious_self_play,
     hedge_self_play,
@@ -57,8 +63,10 @@ from .strategies import (
 
 __all__ = [
     "BehaviourCloning", "Hedge", "ResponsiveOpponents", "StronglyAdaptive", "SymmetricGame",
-    "as_game", "behaviour_cloning", "compositions", "drifting", "exploitability",
-    "fictitious_self_play", "game_from_tensor", "hedge", "hedge_epsilon", "hedge_rate",
+    "as_game", "behaviour_cloning", "compositions", "deficit_exponent", "drifting",
+    "equal_share_deficits", "exploitability",
+    "fictitious_self_play", "game_from_tensor", "hedge", "hedge_epsilon",
+    "hedge_fixed_average", "hedge_rate",
     "hedge_self_play", "majority_vote", "minority_vote", "payoff", "payoff_against", "play_gains",
     "quadratic_form", "random_game", "simplex_grid", "simulate", "strongly_adaptive",
     "switch_dominance", "switching", "symmetric_equilibrium", "two_player_maximin",
