@@ -132,3 +132,19 @@ def test_quick_mode_runs(chapter):
     results = runner.run([chapter], {"mode": "quick"}, progress=False, log=lambda *_: None)
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert all(r.output.startswith("_build/runs/") for r in results)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_front_page_card_stands_alone_and_is_short(chapter):
+    """A card is read without its chapter: its question names its subject (no "this reward",
+    "such a model") and its finding, the first sentence of "What we found.", is short."""
+    import re
+
+    from icml25.book.site import landing
+
+    found = landing.fields(chapter)
+    assert not re.search(r"\b(such an?|this|these|those)\b", found["question"],
+                         re.I), \
+        f"the card's question leans on the text before it: {found['question']}"
+    finding = landing.first_sentence(found["finding"])
+    assert len(finding.split()) <= 45, f"the card's finding has {len(finding.split())} words"

@@ -1,7 +1,8 @@
 """The landing page's chapter cards, generated from the chapters themselves; never edited by hand.
 
 Each card reads its chapter's ``index.md`` (the title, the first question of the paragraph
-"**The question.**", the paragraphs "**What we found.**" and "**Prerequisites.**"), the executed
+"**The question.**", the first sentence of "**What we found.**", the paragraph
+"**Prerequisites.**"; a card stands alone, so its question names its subject), the executed
 notebooks' provenance (claims held of checked, book-mode run time) and the reproduction's first
 figure, scaled down into ``book/_static/cards/NN.png``. The reading time is the chapter's prose
 at 200 words a minute plus its code at 30 lines a minute. ``python -m icml25.book ledger`` writes
@@ -31,9 +32,19 @@ def _paragraph(text: str, label: str) -> str | None:
     return " ".join(match.group(1).split()) if match else None
 
 
+def _sentences(paragraph: str) -> list[str]:
+    return re.split(r"(?<=[.?!])\s+(?=[A-Z$*{])", paragraph)
+
+
+def first_sentence(paragraph: str) -> str:
+    """What a card shows of a paragraph: its first sentence (at most about 40 words: the tests
+    hold the chapters to it)."""
+    return _sentences(paragraph)[0]
+
+
 def _first_question(paragraph: str) -> str:
     """The paragraph's first sentence ending in a question mark (else its first sentence)."""
-    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z$*])", paragraph)
+    sentences = _sentences(paragraph)
     for sentence in sentences:
         if sentence.endswith("?"):
             return sentence
@@ -128,7 +139,7 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
         "",
         f"**The question.** {f['question']}",
         "",
-        f"**What we found.** {f['finding']}",
+        f"**What we found.** {first_sentence(f['finding'])}",
         "",
         f"*Prerequisites:* {f['prerequisites']}",
         "",
