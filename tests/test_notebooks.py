@@ -148,3 +148,28 @@ def test_front_page_card_stands_alone_and_is_short(chapter):
         f"the card's question leans on the text before it: {found['question']}"
     finding = landing.first_sentence(found["finding"])
     assert len(finding.split()) <= 45, f"the card's finding has {len(finding.split())} words"
+
+
+_NEGATIVE = re.compile(r"\b(not|no|fails?|failed|misses|short of|falls? short)\b", re.I)
+_UNDECIDED = re.compile(r"\b(undecided|inconclusive|not decided|too close to call|open)\b", re.I)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_summary_sentences_agree_with_the_verdicts_they_name(chapter):
+    """A sentence of "What we found." that names a claim ({claim}`id`, shown as the claim's
+    pooled verdict) says what the verdict says: a claim that does not hold is not reported as
+    holding, an undecided one as decided."""
+    from icml25.book.site import landing, ledger
+
+    verdicts = {r.id: r.verdict for r in ledger.rows(chapter)}
+    for sentence in landing._sentences(landing.fields(chapter)["finding"] or ""):
+        for claim_id in re.findall(r"\{claim\}`([^`]+)`", sentence):
+            assert claim_id in verdicts, f"{{claim}}`{claim_id}`: no such claim"
+            verdict = verdicts[claim_id]
+            if verdict == "does not hold":
+                assert _NEGATIVE.search(sentence), f"{claim_id} does not hold: {sentence}"
+            elif verdict == "inconclusive":
+                assert _UNDECIDED.search(sentence), f"{claim_id} is undecided: {sentence}"
+            else:
+                assert not _UNDECIDED.search(sentence) and "does not hold" not in sentence, \
+                    f"{claim_id} holds: {sentence}"

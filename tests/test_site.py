@@ -139,3 +139,14 @@ def test_font_awesome_is_cut_to_the_icons_used_and_search_scripts_leave_other_pa
     page = ('<head>\n  <script src="../_static/searchtools.js"></script>\n'
             '  <script src="../searchindex.js"></script>\n<script src="x.js"></script>\n')
     assert weight.without_search(page) == '<head>\n<script src="x.js"></script>\n'
+
+
+def test_a_summary_names_a_claim_by_its_verdict_badge():
+    from icml25.book.site.generated import claim_badges
+
+    text = "It grows near-linearly {claim}`near-linear`, and fast {claim}`faster`."
+    shown = claim_badges(text, {"near-linear": "holds", "faster": "does not hold"})
+    assert shown == ("It grows near-linearly {bdg-success}`holds`, and fast "
+                     "{bdg-danger}`does not hold`.")
+    with pytest.raises(KeyError, match="no such claim"):
+        claim_badges("{claim}`nope`", {"near-linear": "holds"})

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from icml25.book.run import notebooks
-from icml25.book.site.generated import HEADER, strip
+from icml25.book.site.generated import HEADER, claim_badges, strip
 from icml25.common import paths
 
 CARDS = paths.BOOK / "_static" / "cards"
@@ -139,7 +139,8 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
         "",
         f"**The question.** {f['question']}",
         "",
-        f"**What we found.** {first_sentence(f['finding'])}",
+        "**What we found.** "
+        + claim_badges(first_sentence(f["finding"]), counts.get("verdicts", {})),
         "",
         f"*Prerequisites:* {f['prerequisites']}",
         "",

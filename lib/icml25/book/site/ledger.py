@@ -263,6 +263,7 @@ def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) ->
         "min_seeds": min((r.pooled.n for r in paper + other if r.pooled
                           and r.pooled.method != "one run"), default=0),
         "runtime": sum(state(py).duration or 0 for py in chapter.notebooks),
+        "verdicts": {r.id: r.verdict for r in chapter_rows},
     }
 
 
