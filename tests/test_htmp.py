@@ -8,12 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import integrate, stats
-
 from icml25.htmp import (
-    _bidiagonal_gram_eigenvalues,
-    _logpdf_mpmath_scalar,
-    _parameters,
     fit_kappa,
     haar_layer,
     hill_alpha,
@@ -23,8 +18,13 @@ from icml25.htmp import (
     ks_distance,
     mp_cdf,
     mp_density,
+    powerlaw_alpha,
     sample_htmp,
+    sample_htmp_many,
 )
+from icml25.htmp.density import _logpdf_mpmath_scalar, _parameters
+from icml25.htmp.sampling import _bidiagonal_gram_eigenvalues
+from scipy import integrate, stats
 
 
 def reference_logpdf(x, gamma, kappa):
@@ -301,3 +301,78 @@ EIGS = sample_htmp(50, 2.0, 1.0, 0)
 def test_bad_input_raises_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------- batches and tail fits
+
+
+def test_sample_htmp_many_rows_are_independent_children():
+    rows = sample_htmp_many(60, 2.0, 1.0, 4, np.random.SeedSequence(7))
+    assert rows.shape == (4, 60)
+    assert np.all(np.diff(rows, axis=1) >= 0)
+    # row r is sample_htmp on the r-th spawned child; more rows leave the first ones alone
+    children = np.random.default_rng(np.random.SeedSequence(7)).spawn(4)
+    np.testing.assert_array_equal(rows[2], sample_htmp(60, 2.0, 1.0, children[2]))
+    more = sample_htmp_many(60, 2.0, 1.0, 6, np.random.SeedSequence(7))
+    np.testing.assert_array_equal(more[:4], rows)
+    assert not np.allclose(rows[0], rows[1])
+    with pytest.raises(ValueError):
+        sample_htmp_many(60, 2.0, 1.0, 0, 1)
+
+
+def brute_force_powerlaw(x, low, high):
+    """The KS x_min scan written out candidate by candidate (the docstring's formulas)."""
+    x = np.sort(x)
+    best = None
+    for i in range(len(x) - 1):
+        tail = x[i:]
+        m = len(tail)
+        alpha = 1 + m / np.sum(np.log(tail / tail[0]))
+        ok = low < alpha < high and (1.5 < alpha <= 3 or low + 0.01 <= alpha <= high - 0.01)
+        d = np.max(np.abs(1 - (tail / tail[0]) ** (1 - alpha) - np.arange(m) / m))
+        if ok and (best is None or d < best[2]):
+            best = (alpha, tail[0], d)
+    return best
+
+
+@pytest.mark.parametrize("kappa", [0.25, 2.0, np.inf])
+def test_powerlaw_alpha_matches_brute_force(kappa):
+    x = sample_htmp(150, 2.0, kappa, np.random.default_rng(11))
+    fit = powerlaw_alpha(x)
+    alpha, xmin, d = brute_force_powerlaw(x, 1.0, 20.0)
+    assert fit.valid and fit.xmin == xmin
+    assert fit.alpha == pytest.approx(alpha, rel=1e-12)
+    assert fit.ks == pytest.approx(d, rel=1e-9)
+    assert fit.n_tail == np.sum(x >= xmin)
+
+
+def test_powerlaw_alpha_matches_the_powerlaw_package():
+    powerlaw = pytest.importorskip("powerlaw")
+    import warnings
+
+    rng = np.random.default_rng(5)
+    for kappa in (0.1, 0.5, 2.0, np.inf):
+        x = sample_htmp(300, 2.0, kappa, rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            peer = powerlaw.Fit(x, verbose=False, parameter_ranges={"alpha": [1.0, 20.0]})
+        ours = powerlaw_alpha(x, (1.0, 20.0))
+        assert ours.xmin == peer.xmin
+        assert ours.alpha == pytest.approx(peer.alpha, rel=1e-4)
+        assert ours.ks == pytest.approx(peer.D, rel=1e-4)
+
+
+def test_powerlaw_alpha_recovers_a_pareto_exponent():
+    # an exact power law above 1: alpha = 2.5, the scan should settle near the bottom
+    x = (1 - np.random.default_rng(3).random(4000)) ** (-1 / 1.5)
+    fit = powerlaw_alpha(x)
+    assert fit.alpha == pytest.approx(2.5, abs=0.15)
+
+
+def test_powerlaw_alpha_rejects_bad_input():
+    with pytest.raises(ValueError):
+        powerlaw_alpha([1.0, 2.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        powerlaw_alpha([1.0, 2.0, 3.0], alpha_range=(3.0, 2.0))
+    with pytest.raises(ValueError):
+        powerlaw_alpha([1.0, -2.0, 3.0])

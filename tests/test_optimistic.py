@@ -154,6 +154,73 @@ def test_learned_is_deterministic_given_seed():
     assert runs[0] == runs[1]
 
 
+@pytest.mark.parametrize("name,d", [("sphere", 10), ("sharp_ridge", 10), ("sphere", 20)])
+def test_neural_surrogate_recovers_a_planted_subspace(name, d):
+    """f(x) = g(Ax): the first layer's top singular directions span the rows of A."""
+    problem = oo.make_problem(name, d, seed=11)
+    fc = oo.CountedFunction(problem.f, 10_000, vectorized=True)
+    V = oo.neural_subspace(fc, problem.bounds, 2, 400, rng=5)
+    assert fc.count == 400
+    np.testing.assert_allclose(V.T @ V, np.eye(2), atol=1e-12)
+    angle = np.degrees(oo.principal_angle(V, problem.A.T))
+    # a random plane in d >= 10 is almost surely > 60 degrees off; the surrogate is close
+    assert angle < 15.0
+    random_plane = np.linalg.qr(np.random.default_rng(0).standard_normal((d, 2)))[0]
+    assert np.degrees(oo.principal_angle(random_plane, problem.A.T)) > 3 * angle
+
+
+def test_neural_surrogate_is_equivariant_under_box_scaling():
+    """On a box with half-widths w the learned directions are diag(1/w) times those learned
+    for the same function on [-1, 1]^d, from the same samples (gradients scale by 1/w)."""
+    problem = oo.make_problem("sharp_ridge", 6, seed=8)
+    bounds = np.c_[-np.arange(1.0, 7.0), np.arange(1.0, 7.0)] + 0.5     # centre 0.5
+    centre, half = bounds.mean(1), (bounds[:, 1] - bounds[:, 0]) / 2
+    cube = np.tile([-1.0, 1.0], (6, 1))
+
+    def on_cube(u):
+        return problem.f(centre + np.atleast_2d(u) * half)
+
+    V = oo.neural_subspace(oo.CountedFunction(problem.f, 500, vectorized=True), bounds,
+                           2, 200, rng=2)
+    U = oo.neural_subspace(oo.CountedFunction(on_cube, 500, vectorized=True), cube, 2,
+                           200, rng=2)
+    assert np.degrees(oo.principal_angle(V, U / half[:, None])) < 1e-6
+
+
+def test_neural_surrogate_is_deterministic_given_seed():
+    problem = oo.make_problem("branin", 8, seed=4)
+    runs = [oo.learned_partition(problem.f, problem.bounds, 300, active_dim=2, seed=s,
+                                 learner="neural", vectorized=True) for s in (3, 3, 4)]
+    np.testing.assert_array_equal(runs[0].subspace, runs[1].subspace)
+    assert runs[0].fun == runs[1].fun
+    assert not np.array_equal(runs[0].subspace, runs[2].subspace)
+    assert runs[0].n_learn == 60 and runs[0].n_evals <= 300
+
+
+def test_learning_on_top_and_unclipped_points():
+    """The released code's accounting: learn_evals on top, points outside not clipped."""
+    problem = oo.make_problem("branin", 10, seed=6)
+    calls = []
+
+    def f(x):
+        calls.append(np.atleast_2d(x).shape[0])
+        return problem.f(x)
+
+    res = oo.learned_partition(f, problem.bounds, 700, active_dim=2, seed=1,
+                               learn_evals=200, clip=False, vectorized=True, history=True)
+    assert res.n_learn == 200 and sum(calls) == res.n_evals <= 700
+    pts, vals = res.info["points"], res.info["values"]
+    np.testing.assert_allclose(vals, problem.f(pts))
+    inside = np.all(np.abs(pts) <= 5.0, axis=1)
+    assert res.info["outside_share"] == pytest.approx(np.mean(~inside[200:]))
+    assert res.info["best_inside"] == pytest.approx(vals[inside].min())
+    assert res.info["best_outside"] == (not inside[np.argmin(vals)])
+    clipped = oo.learned_partition(problem.f, problem.bounds, 700, active_dim=2, seed=1,
+                                   learn_evals=200, vectorized=True, history=True)
+    assert np.all(np.abs(clipped.info["points"]) <= 5.0)
+    np.testing.assert_array_equal(clipped.subspace, res.subspace)
+
+
 # ----------------------------------------------------------------------------- problems
 
 
@@ -221,8 +288,14 @@ def test_other_errors():
         oo.learned_partition(quadratic, BOX2, 100, active_dim=1, learn_fraction=1.5)
     with pytest.raises(ValueError, match="subspace"):
         oo.learned_partition(quadratic, BOX2, 100, active_dim=1, subspace=np.eye(2))
-    with pytest.raises(ValueError, match="callable"):
+    with pytest.raises(TypeError, match="callable"):
         oo.sequool("f", BOX2, 10)
+    with pytest.raises(ValueError, match="unknown learner"):
+        oo.learned_partition(quadratic, BOX2, 100, active_dim=1, learner="pca")
+    with pytest.raises(ValueError, match="learn_evals"):
+        oo.learned_partition(quadratic, BOX2, 100, active_dim=1, learn_evals=100)
+    with pytest.raises(ValueError, match="samples"):
+        oo.neural_subspace(oo.CountedFunction(quadratic, 10), BOX2, 1, 1)
     with pytest.raises(ValueError, match="unknown function"):
         oo.make_problem("himmelblau", 5)
     with pytest.raises(ValueError, match="branin"):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from icml25 import vfl_coresets as vc
 
 lams = st.floats(1e-3, 1e3)
@@ -144,6 +143,74 @@ def test_weighted_sums_are_unbiased_over_many_coresets():
     assert abs(est.mean() - 1) < 4 * est.std(ddof=1) / np.sqrt(est.size)
 
 
+def test_inclusion_probabilities_cap_at_one_and_sum_to_m():
+    p = np.r_[0.5, 0.2, 0.1, np.full(8, 0.025)]
+    pi = vc.inclusion_probabilities(p, 4)
+    assert pi.sum() == pytest.approx(4.0)
+    # c = 3 / 0.5 would give row 1 a pi of 1.2: rows 0 and 1 are certain, and the rest
+    # share the other 2 in proportion to p (c = 2 / 0.3)
+    np.testing.assert_allclose(pi, np.r_[1.0, 1.0, 2 / 0.3 * p[2:]])
+    np.testing.assert_allclose(vc.inclusion_probabilities(p, 11), 1.0)
+    with pytest.raises(ValueError, match="at least 3 rows with p_i > 0"):
+        vc.inclusion_probabilities(np.r_[0.5, 0.5, 0.0, 0.0], 3)
+
+
+def test_sampling_without_replacement_keeps_m_distinct_rows_with_their_pi():
+    rng = np.random.default_rng(4)
+    p = rng.exponential(size=40) ** 3
+    p /= p.sum()
+    pi = vc.inclusion_probabilities(p, 10)
+    assert np.any(pi == 1) and np.any(pi < 0.1)  # both regimes are exercised
+    hits = np.zeros(40)
+    draws = 6000
+    for r in range(draws):
+        core = vc.sample_coreset(p, 10, widths=[1], seed=[5, r], replace=False)
+        assert core.indices.size == 10 and not core.replace
+        np.testing.assert_allclose(core.weights, 1 / pi[core.indices])
+        hits[core.indices] += 1
+    # each row is kept with probability pi_i: binomial counts within 4.5 standard errors
+    se = np.sqrt(draws * pi * (1 - pi)) + 1e-9
+    assert np.all(np.abs(hits - draws * pi) <= 4.5 * se + 1e-9)
+    assert np.all(hits[pi == 1] == draws)
+
+
+def test_horvitz_thompson_sums_are_unbiased_and_1_over_mp_is_not():
+    blocks, y, _, _ = vc.rare_rows_data(300, widths=(2, 2), seed=1)
+    X = np.hstack(blocks)
+    f = (X @ np.ones(4) - y) ** 2
+    p = vc.sampling_probabilities([vc.party_scores(b, "leverage") for b in blocks])
+    m = 60
+    assert np.max(m * p) > 1  # some rows would be drawn more than once with replacement
+    ht, naive = [], []
+    for r in range(3000):
+        c = vc.sample_coreset(p, m, widths=[2, 3], seed=[6, r], replace=False)
+        ht.append(np.sum(c.weights * f[c.indices]))
+        naive.append(np.sum(f[c.indices] / (m * p[c.indices])))
+    ht, naive = np.array(ht) / f.sum(), np.array(naive) / f.sum()
+    assert abs(ht.mean() - 1) < 4 * ht.std(ddof=1) / np.sqrt(ht.size)
+    # the with-replacement weight 1/(m p_i) on distinct rows is biased: E = sum pi f/(m p)
+    # (capped rows count less than their share, the others c/m > 1 times more)
+    exact = np.sum(vc.inclusion_probabilities(p, m) * f / (m * p)) / f.sum()
+    assert abs(exact - 1) > 0.05
+    assert abs(naive.mean() - exact) < 4 * naive.std(ddof=1) / np.sqrt(naive.size)
+
+
+def test_coreset_without_replacement_and_gap_study_distinct_rows():
+    blocks, y, _, _ = vc.rare_rows_data(400, widths=(2, 2), seed=2)
+    core = vc.coreset(blocks, y, 150, method="ridge", lam=5.0, seed=3, replace=False)
+    assert core.indices.size == 150 and core.floats_sent.tolist() == [400 + 2 * 150,
+                                                                      400 + 3 * 150]
+    kw = {"task": "ridge", "methods": ("uniform", "ridge"), "sizes": (150,), "lam": 5.0,
+          "reps": 4}
+    with_r = vc.gap_study(blocks, y, **kw, seed=1)
+    without = vc.gap_study(blocks, y, **kw, seed=1, replace=False)
+    assert np.all(without["distinct"] == 150)
+    assert np.all(with_r["distinct"] < 150)
+    assert np.all(without["gaps"] >= -1e-10)
+    with pytest.raises(TypeError, match="replace must be True or False"):
+        vc.coreset(blocks, y, 10, method="ridge", lam=1.0, replace="no")
+
+
 @settings(max_examples=25, deadline=None)
 @given(seeds, st.floats(0.01, 100.0))
 def test_party_scores_times_kappa_bound_the_true_ridge_leverage(seed, lam):
@@ -178,6 +245,31 @@ def test_fits_minimise_the_stated_objectives():
         assert vc.logistic_objective(X, yl, beta + step, lam, w) > base
 
 
+def test_batched_fits_match_scikit_learn_coreset_by_coreset():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((300, 5)) * [1, 2, 0.5, 1, 3]
+    y = X @ rng.standard_normal(5) + rng.standard_normal(300)
+    yl = np.where(rng.random(300) < 1 / (1 + np.exp(-X @ np.ones(5))), 1.0, -1.0)
+    idx = rng.integers(0, 300, size=(4, 40))  # repeated rows count twice
+    w = rng.exponential(size=(4, 40)) * 5
+    many_r = vc.fit_ridge_many(X, y, 2.0, idx, w)
+    many_l = vc.fit_logistic_many(X, yl, 0.5, idx, w)
+    for k in range(4):
+        rows, inverse = np.unique(idx[k], return_inverse=True)
+        wk = np.bincount(inverse, weights=w[k])
+        np.testing.assert_allclose(many_r[k], vc.fit_ridge(X[rows], y[rows], 2.0, wk),
+                                   rtol=1e-9, atol=1e-10)
+        ref = vc.fit_logistic(X[rows], yl[rows], 0.5, wk, tol=1e-12)
+        np.testing.assert_allclose(many_l[k], ref, rtol=1e-6, atol=1e-7)
+        # ours is at least as good a minimiser as scikit-learn's
+        assert (vc.logistic_objective(X[idx[k]], yl[idx[k]], many_l[k], 0.5, w[k])
+                <= vc.logistic_objective(X[idx[k]], yl[idx[k]], ref, 0.5, w[k]) + 1e-10)
+    with pytest.raises(ValueError, match="same shape"):
+        vc.fit_ridge_many(X, y, 1.0, idx, w[:, :3])
+    with pytest.raises(ValueError, match="indices must lie"):
+        vc.fit_ridge_many(X, y, 1.0, idx + 300, w)
+
+
 def test_gap_study_gaps_are_non_negative_and_shaped():
     blocks, y, _, _ = vc.rare_rows_data(1000, widths=(2, 2), seed=3)
     out = vc.gap_study(blocks, y, task="ridge", methods=("uniform", "ridge"),
@@ -186,6 +278,15 @@ def test_gap_study_gaps_are_non_negative_and_shaped():
     assert np.all(out["gaps"] >= -1e-10)
     assert out["probabilities"].shape == (2, 1000)
     assert out["floats_full"] == 1000 * 5
+    # the gaps are the relative gaps of the fits, whatever shortcut computes them
+    X = np.hstack(blocks)
+    for task, yy in (("ridge", y), ("logistic", np.where(y > 0, 1.0, -1.0))):
+        out = vc.gap_study(blocks, yy, task=task, methods=("uniform", "lewis-aug"),
+                           sizes=(50, 200), lam=5.0, reps=3)
+        objective = vc.ridge_objective if task == "ridge" else vc.logistic_objective
+        direct = [vc.relative_gap(objective, X, yy, beta, out["beta_star"], 5.0)
+                  for beta in out["betas"].reshape(-1, 4)]
+        np.testing.assert_allclose(out["gaps"].ravel(), direct, rtol=1e-7, atol=1e-12)
 
 
 def test_median_ratio_interval_brackets_the_ratio():
