@@ -6,9 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.cluster.hierarchy import fcluster, linkage
-from sklearn.metrics import adjusted_rand_score
-
 from icml25.metric_mst import (
     DistanceOracle,
     SpanningTree,
@@ -17,12 +14,19 @@ from icml25.metric_mst import (
     exact_emst,
     exact_mst,
     forest_completion_mst,
+    forest_in_components,
     gaussian_mixture,
     k_center,
     mfc_ratio,
+    mst_of_condensed,
+    mst_of_dense,
     optimal_completion_weight,
     overlap_gamma,
+    string_families,
 )
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import pdist, squareform
+from sklearn.metrics import adjusted_rand_score
 
 
 def is_spanning_tree(tree, n):
@@ -150,6 +154,36 @@ def test_deterministic_for_a_seed():
     np.testing.assert_array_equal(a.edges, b.edges)
 
 
+def test_independent_starts_from_seed_sequence_children():
+    # The chapter draws its k-center starts as children of one SeedSequence: each child must
+    # give one reproducible start, the first center drawn from that child's generator.
+    X = np.random.default_rng(1).standard_normal((300, 4))
+    children = np.random.SeedSequence(5).spawn(6)
+    firsts = []
+    for child in children:
+        a = forest_completion_mst(X, n_clusters=16, seed=child)
+        b = forest_completion_mst(X, n_clusters=16, seed=child)
+        np.testing.assert_array_equal(a.edges, b.edges)
+        _, centers = k_center(DistanceOracle(X), 16, seed=child)
+        assert centers[0] == np.random.default_rng(child).integers(300)
+        firsts.append(centers[0])
+    assert len(set(firsts)) > 1  # the starts differ
+
+
+@pytest.mark.parametrize("metric", ["cityblock", "cosine", "levenshtein"])
+def test_implicit_prim_is_exact_under_the_chapters_metrics(metric):
+    # The chapter's weight ratios divide by implicit Prim's tree: it must weigh what SciPy's
+    # Kruskal on the dense matrix weighs, for every metric the chapter uses.
+    rng = np.random.default_rng(2)
+    if metric == "levenshtein":
+        X = string_families(60, 4, rng)
+    else:
+        X = rng.random((60, 5))
+    prim = exact_mst(X, metric=metric, method="prim")
+    assert prim.weight == pytest.approx(exact_mst(X, metric=metric).weight, rel=1e-12)
+    assert is_spanning_tree(prim, 60)
+
+
 def test_duplicates_and_tiny_inputs():
     X = np.repeat(np.random.default_rng(0).standard_normal((10, 2)), 3, axis=0)
     for tree in (forest_completion_mst(X, seed=0), exact_mst(X)):
@@ -208,3 +242,105 @@ def test_cut_of_the_exact_mst_is_single_linkage():
 def test_bad_input_raises_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ------------------------------------------------------------ the sort-free forest is Kruskal's
+
+
+def kruskal_forest(oracle, components):
+    """The forest as first written: SciPy's Kruskal on each component's square distance matrix."""
+    edges, weights = [], []
+    for c in np.unique(components):
+        members = np.flatnonzero(components == c)
+        e, w = mst_of_dense(oracle.square(members))
+        edges.append(members[e])
+        weights.append(w)
+    return np.concatenate(edges).reshape(-1, 2), np.concatenate(weights)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev", "cosine", "sqeuclidean"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sort_free_forest_is_kruskals_forest_edge_for_edge(metric, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 700))
+    X = rng.standard_normal((n, int(rng.integers(1, 10)))) * rng.uniform(0.1, 10)
+    components = rng.integers(0, int(rng.integers(1, 30)), n)
+    _, components = np.unique(components, return_inverse=True)
+    fast, slow = DistanceOracle(X, metric), DistanceOracle(X, metric)
+    e_fast, w_fast = forest_in_components(fast, components)
+    e_slow, w_slow = kruskal_forest(slow, components)
+    np.testing.assert_array_equal(e_fast, e_slow)
+    np.testing.assert_array_equal(w_fast, w_slow)  # bit for bit, in the same order
+    assert fast.evaluations == slow.evaluations
+
+
+@pytest.mark.parametrize("kind", ["grid", "duplicates", "strings", "two points", "one point"])
+def test_mst_of_condensed_with_ties_returns_kruskals_tree(kind):
+    # Ties allow several minimum trees; the sort-free path must then hand over to Kruskal.
+    rng = np.random.default_rng(3)
+    if kind == "grid":
+        y = pdist(np.stack(np.meshgrid(np.arange(6.0), np.arange(5.0)), -1).reshape(-1, 2), "cityblock")
+    elif kind == "duplicates":
+        y = pdist(np.repeat(rng.standard_normal((15, 3)), 3, axis=0))
+    elif kind == "strings":
+        y = DistanceOracle(string_families(80, 5, rng), "levenshtein").condensed(np.arange(80))
+    elif kind == "two points":
+        y = np.array([2.5])
+    else:
+        y = np.zeros(0)
+    k = len(squareform(y)) if len(y) else 1
+    edges, weights = mst_of_condensed(y, k)
+    ref_edges, ref_weights = mst_of_dense(squareform(y))
+    np.testing.assert_array_equal(edges, ref_edges)
+    np.testing.assert_array_equal(weights, ref_weights)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 4), st.integers(0, 10_000))
+def test_mst_of_condensed_is_an_mst(k, d, seed):
+    # Against the closed-form certificate: a spanning tree whose every non-tree pair is at least
+    # as long as the heaviest tree edge on the path between its ends (the cycle property).
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.standard_normal((k, d)), int(rng.integers(0, 3)))  # rounding makes ties
+    y = pdist(X)
+    edges, weights = mst_of_condensed(y, k)
+    assert is_spanning_tree(SpanningTree(edges, weights, 0), k)
+    D = squareform(y)
+    bottleneck = np.zeros((k, k))  # heaviest edge on the tree path, by growing from each point
+    adjacency = [[] for _ in range(k)]
+    for (a, b), w in zip(edges, weights):
+        adjacency[a].append((b, w))
+        adjacency[b].append((a, w))
+    for root in range(k):
+        stack, seen = [root], {root}
+        while stack:
+            u = stack.pop()
+            for v, w in adjacency[u]:
+                if v not in seen:
+                    seen.add(v)
+                    bottleneck[root, v] = max(bottleneck[root, u], w)
+                    stack.append(v)
+    assert np.all(D >= bottleneck - 1e-12)
+    assert weights.sum() == pytest.approx(mst_of_dense(D)[1].sum(), rel=1e-12, abs=1e-12)
+
+
+def test_condensed_and_to_all_agree_with_square_and_cross():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    for metric in ("euclidean", "cityblock", lambda a, b: float(np.abs(a - b).max())):
+        oracle = DistanceOracle(X, metric)
+        idx = rng.permutation(40)[:17]
+        np.testing.assert_array_equal(oracle.condensed(idx), squareform(oracle.square(idx), checks=False))
+        np.testing.assert_array_equal(oracle.to_all(5), oracle.cross([5], np.arange(40))[0])
+        assert oracle.evaluations == 2 * (17 * 16 // 2) + 2 * 40
+    with pytest.raises(ValueError, match="metric returned -1"):
+        DistanceOracle([1, 2, 3], lambda a, b: -1.0).condensed([0, 1, 2])
+
+
+def test_k_center_assigns_each_point_to_its_nearest_center():
+    X = np.random.default_rng(5).standard_normal((500, 3))
+    assignment, centers = k_center(DistanceOracle(X), 25, seed=0)
+    D = np.linalg.norm(X[:, None] - X[centers][None], axis=2)
+    assert np.allclose(D[np.arange(500), assignment], D.min(axis=1), rtol=0, atol=1e-12)
+    for c in range(1, 25):  # farthest-first: each center is the farthest from those before it
+        assert D[centers[c], :c].min() == pytest.approx(D[:, :c].min(axis=1).max(), abs=1e-12)

@@ -147,6 +147,69 @@ def test_psi_on_the_feature_axis_is_label_blind():
     np.testing.assert_allclose(project_dataset(X, y, blind), X @ proj.theta.T)
 
 
+# ----------------------------------------------------------------------------- the fused kernel
+
+
+def sotdd_by_definition(X1, y1, X2, y2, *, n_projections, n_moments=5, p=2.0, seed,
+                        chunk_size=250):
+    """s-OTDD as the definition reads (the implementation before the fused kernel): the same
+    draws, each dataset through `project_dataset`, then `wasserstein_1d_pp` per chunk."""
+    c1, c2 = (np.unique(y, return_inverse=True)[1] for y in (y1, y2))
+    rng = np.random.default_rng(seed)
+    per = []
+    for start in range(0, n_projections, chunk_size):
+        proj = draw_projections(X1.shape[1], min(chunk_size, n_projections - start), n_moments,
+                                rng)
+        per.append(wasserstein_1d_pp(project_dataset(X1, c1, proj), project_dataset(X2, c2, proj),
+                                     p))
+    per = np.concatenate(per)
+    return float(np.mean(per) ** (1 / p)), per
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 120), st.integers(2, 120), st.integers(1, 8), st.integers(1, 6),
+       st.integers(1, 400), st.integers(1, 300), st.sampled_from([1.0, 1.5, 2.0, 3.0]),
+       st.booleans(), st.integers(0, 10_000))
+def test_fused_kernel_gives_the_definitions_values(n1, n2, classes, k, L, chunk, p, same, seed):
+    rng = np.random.default_rng(seed)
+    n2 = n1 if same else n2
+    X1 = rng.standard_normal((n1, 5)) * 1.5
+    X2 = rng.standard_normal((n2, 5)) + 0.4
+    y1, y2 = rng.integers(0, classes, n1), rng.integers(0, classes, n2) + 50
+    ours, w = sotdd(X1, y1, X2, y2, n_projections=L, n_moments=k, p=p, seed=seed,
+                    chunk_size=chunk, return_per_projection=True)
+    ref, w_ref = sotdd_by_definition(X1, y1, X2, y2, n_projections=L, n_moments=k, p=p,
+                                     seed=seed, chunk_size=chunk)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-11, atol=1e-15)
+    assert ours == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 8 * 200 * 3, 1 << 30])
+def test_block_size_changes_nothing(monkeypatch, block_bytes):
+    """One row per block, a few rows, the whole chunk: the same values."""
+    import icml25.sotdd as module
+
+    X1, y1 = blobs(200, d=6, classes=4, seed=0)
+    X2, y2 = blobs(150, d=6, classes=3, seed=1, shift=0.3)
+    monkeypatch.setattr(module, "_BLOCK_BYTES", block_bytes)
+    _, w = sotdd(X1, y1, X2, y2, n_projections=300, seed=2, return_per_projection=True)
+    _, w_ref = sotdd_by_definition(X1, y1, X2, y2, n_projections=300, seed=2)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-11)
+
+
+@pytest.mark.parametrize("n1, p, expected", [(800, 2, 0.4228121557071441),
+                                             (700, 2, 0.4282204032132217),
+                                             (800, 1, 0.14615853004576057)])
+def test_values_of_the_implementation_before_the_fused_kernel(n1, p, expected):
+    """Pinned values of the unfused implementation (the chapter's figures rest on them)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=1400, n_features=16, n_informative=6, n_classes=4,
+                               n_clusters_per_class=1, random_state=3)
+    value = sotdd(X[:n1], y[:n1], X[n1:], y[n1:], n_projections=600, p=p, seed=11)
+    assert value == pytest.approx(expected, rel=1e-12)
+
+
 # ----------------------------------------------------------------------------- exact OTDD
 
 

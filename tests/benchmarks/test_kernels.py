@@ -11,7 +11,8 @@ from icml25 import htmp, rate, sae_probing, tta
 from icml25.dct_gmm import ci_test, simulate
 from icml25.kernel_pde import nonlinear_elliptic, solve_collocation, solve_daks
 from icml25.metric_mst import exact_mst, forest_completion_mst, gaussian_mixture
-from icml25.sotdd import otdd_exact, sotdd
+from icml25.book.site.performance import sotdd_floor
+from icml25.sotdd import draw_projections, otdd_exact, sotdd
 
 pytest.importorskip("pytest_benchmark")
 
@@ -24,8 +25,27 @@ def labelled_pair():
     return X[:2000], y[:2000], X[2000:], y[2000:]
 
 
+@pytest.fixture(scope="module")
+def labelled_pair_4000():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((8000, 64))
+    y = rng.integers(0, 10, 8000)
+    return X[:4000], y[:4000], X[4000:], y[4000:]
+
+
 def test_sotdd_n2000_L1000(benchmark, labelled_pair):
     benchmark(lambda: sotdd(*labelled_pair, n_projections=1000, seed=0))
+
+
+def test_sotdd_n4000_L1000(benchmark, labelled_pair_4000):
+    benchmark(lambda: sotdd(*labelled_pair_4000, n_projections=1000, seed=0))
+
+
+def test_sotdd_floor_n4000_L1000(benchmark, labelled_pair_4000):
+    """The product and the sort alone (see icml25.book.site.performance.sotdd_floor)."""
+    X1, _, X2, _ = labelled_pair_4000
+    theta = draw_projections(64, 1000, 5, np.random.default_rng(0)).theta
+    benchmark(lambda: sotdd_floor(X1, X2, theta))
 
 
 def test_otdd_exact_n2000(benchmark, labelled_pair):
