@@ -20,7 +20,7 @@ help:
 	@echo "make quick CHAPTER=11     run a chapter in quick mode into _build/runs/"
 	@echo "make robustness CHAPTER=11  re-run with seeds 0..SEEDS-1 (default 5); record verdicts"
 	@echo "make status               stale or fresh, durations and budgets, claims"
-	@echo "make bench                time the chapters' kernels (pytest-benchmark; not in make test)"
+	@echo "make bench                time the kernels beside their peers; writes the Performance page"
 	@echo "make student              student editions (no solutions) under _build/student/"
 	@echo "make lab CHAPTER=11       open chapter 11 in JupyterLab with the project's kernel"
 	@echo "make scheduler            start a Dask scheduler here (tcp://THIS-HOST:8786)"
@@ -109,8 +109,11 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra -m "not slow" --ignore=tests/benchmarks tests
 
+# One run: each kernel and its peers on this machine (one thread), written to the committed
+# record book/_static/bench.json and the Performance page's table book/_performance.md.
+# (pytest-benchmark's timings of every chapter's kernel: pytest tests/benchmarks --benchmark-only)
 bench: $(STAMP)
-	$(PY) -m pytest tests/benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds
+	$(PY) -m icml25.book bench
 
 clean:
 	rm -rf _build

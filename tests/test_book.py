@@ -68,7 +68,8 @@ def server(build):
 
 
 PAGES = ["index.html", "book/intro.html", "book/reexecute.html", "book/teaching.html",
-         "book/claims.html", "book/references.html"]
+         "book/claims.html", "book/performance.html", "book/glossary.html",
+         "book/references.html"]
 
 
 def pages():
@@ -207,6 +208,11 @@ def test_chapter_pages_show_figures_and_numbers(server):
             assert href.endswith(f"{after.name}/index.html"), f"{before.name} -> {href}"
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
+        # The Performance page: every kernel beside its peers, the authors' code labelled
+        page.goto(f"{server}/book/performance.html", wait_until="load")
+        text = page.inner_text("main")
+        assert page.locator("main table tr").count() >= 6 and "recorded elsewhere" in text
+        assert all(k in text for k in ("s-OTDD", "MFC", "SKS"))
         for path in pages():  # a page that makes claims shows them as verdict boxes, up front
             nb = paths.ROOT / path.replace(".html", ".ipynb")
             if not nb.exists() or "book.claim(" not in nb.read_text():

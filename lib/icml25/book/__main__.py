@@ -228,6 +228,12 @@ def cmd_pdf(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from icml25.book.site import performance
+
+    return performance.main(["--render"] if args.render else ["--quick"] if args.quick else [])
+
+
 def cmd_archive(args) -> int:
     from icml25.book.site import archive
 
@@ -300,6 +306,13 @@ def parser() -> argparse.ArgumentParser:
                          "_build/html/_pdf/NN-name.pdf (needs the built book and Chromium)")
     pdf.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     pdf.set_defaults(func=cmd_pdf)
+
+    bench = sub.add_parser("bench", help="time the kernels beside their peers; write the "
+                           "Performance page (make bench)")
+    bench.add_argument("--render", action="store_true",
+                       help="regenerate the page from the committed record, measuring nothing")
+    bench.add_argument("--quick", action="store_true", help="small sizes, written under _build/")
+    bench.set_defaults(func=cmd_bench)
 
     arc = sub.add_parser("archive", help="the book's source as _build/html/_downloads/"
                          "icml25-book.zip, for readers to run the chapters (make html)")

@@ -453,6 +453,9 @@ def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str |
         files[chapter.path / "_glance.md"] = glance(found[chapter.name]) + "\n"
     counted = {ch.name: counts(ch, found[ch.name]) for ch in chapters}
     files |= landing.page(chapters, counted, landing_headline(counted))
+    from icml25.book.site import performance
+
+    files |= performance.outputs()  # the Performance page, from its committed record
     return files
 
 
