@@ -235,3 +235,39 @@ def test_the_ledger_as_data_lists_every_claim():
     assert len(rows) == declared
     assert {r["fidelity"] for r in rows} <= set(declarations.FIDELITY)
     assert all(r["n"] >= 5 or r["method"] == "one run" for r in rows)
+
+
+def test_a_box_reads_the_value_then_its_labelled_figures_with_math_and_no_id():
+    from icml25.book.claims import Claim, format_shown
+
+    claim = Claim(id="sop-gap", statement=r"the gap to the backbone is below $\epsilon$",
+                  paper="Table 2", value=0.14, op=">", threshold=0.0, verdict="holds",
+                  measured="0.14", interval=(0.11, 0.18),
+                  shown=format_shown({"SOP": 0.83, "backbone": 0.97}))
+    assert claim.ours() == "0.14 [0.11, 0.18] – SOP 0.83 vs backbone 0.97"
+    box = claim.box()
+    assert r"\(\epsilon\)" in box and "$" not in box
+    assert "<code" not in box and 'data-claim="sop-gap"' in box  # the id only as data
+    assert format_shown({"a": 1, "b": 2.5, "c": True}) == "a 1, b 2.5, c yes"
+    assert format_shown((0.5, 2)) == "0.5, 2"
+    assert format_shown({"n = 200": 0.0833, "n = 1000": 1 / 30}) == "n = 200: 0.0833, n = 1000: 0.0333"
+    old = Claim(id="x", statement="s", paper="p", value=1.0, op=">", threshold=0.0,
+                verdict="holds", measured="0.83, 0.97")  # a record from before `shown`
+    assert old.ours() == "0.83, 0.97"
+
+
+_ASCII_MATH = re.compile(r"(?<![\\$\w])(nu|eta|kappa|lambda|epsilon|sigma|theta|gamma|alpha|"
+                         r"sqrt|mu|rho|phi|psi)(?!\w)|\|\||\+-|\^\d")
+
+
+@pytest.mark.parametrize("chapter", notebooks.chapters(), ids=lambda c: c.name)
+def test_boxes_write_math_as_math(chapter):
+    """A verdict box renders ``$...$`` as math: its statement, the paper's words and its note
+    hold no ASCII math (``nu``, ``eta/B``, ``||theta||``, ``+-``, ``2^7``) outside it."""
+    found = []
+    for row in ledger.rows(chapter):
+        for field in ("statement", "paper", "note"):
+            outside = re.sub(r"\$[^$]*\$", "", getattr(row.published, field) or "")
+            if match := _ASCII_MATH.search(outside):
+                found.append(f"{row.id}.{field}: {match.group(0)!r} in {outside[:80]!r}")
+    assert not found, "\n".join(found)

@@ -132,7 +132,15 @@ book.show_figure(fig, "fig_auction")
 # $\sum_a\mathbb E_c[\pi_t(a\mid c)]/f_t(a)=K$ per round: regret $\tilde O(\sqrt{KT})$, with
 # no $C$. Without cross-learning one EXP3 per context pays $\tilde O(\sqrt{CKT})$. The
 # implicit-exploration term $\gamma$ {cite}`neu2015explore` caps the weights at $1/\gamma$,
-# the usual device for high-probability bounds. This is `cl.BalseiroOracle`.
+# the usual device for high-probability bounds. This is `cl.BalseiroOracle`: in `marginal`,
+# `prob @ self._nu32` is $f_t(A_t)$, and `update` shrinks the played action's weight in
+# every context at once by $\exp(-\eta\,\ell_t(c,A_t)/(f_t(A_t)+\gamma))$.
+#
+# ```{literalinclude} /lib/icml25/cross_learning.py
+# :pyobject: BalseiroOracle
+# :caption: `icml25.cross_learning.BalseiroOracle`: exponential weights that know $\nu$
+# :language: python
+# ```
 #
 # ## Not knowing $\nu$: the epoch estimator (a reconstruction)
 #
@@ -167,6 +175,34 @@ book.show_figure(fig, "fig_auction")
 # an adversary). This is `cl.SchneiderZimmert`; the options `paired=False` (every round
 # learns, every context is stored), `coin=False` and `frozen=True` (one policy per epoch)
 # are other readings of the same description.
+#
+# In the code, `marginal_estimate` is $\hat f_s(A)$ with `previous_sample` $=H_{e-1}$;
+# `update` holds the pair's first round back, flips the coin (`second_learns`), stores the
+# estimation round's context and applies the doubled step `repeat = 2.0`; `_advance` turns
+# the finished epoch's counts into $H_e$.
+#
+# :::{dropdown} The code: the reconstruction's estimate, update and epoch switch
+# ```{literalinclude} /lib/icml25/cross_learning.py
+# :pyobject: SchneiderZimmert.marginal_estimate
+# :dedent: 4
+# :caption: `SchneiderZimmert.marginal_estimate`: $\hat f_s(A)$ from the previous epoch
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/cross_learning.py
+# :pyobject: SchneiderZimmert.update
+# :dedent: 4
+# :caption: `SchneiderZimmert.update`: step 3 of the algorithm, one round at a time
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/cross_learning.py
+# :pyobject: SchneiderZimmert._advance
+# :dedent: 4
+# :caption: `SchneiderZimmert._advance`: the end of an epoch
+# :language: python
+# ```
+# :::
 #
 # ## Inside the estimator
 #
@@ -250,7 +286,7 @@ book.show_figure(fig, "fig_marginal")
 # %% tags=["nbval-check-output"]
 book.claim(
     "plug-in-unbiased", float(relative_bias), interval=bias_ci,
-    note="interval: +-2 standard errors over runs",
+    note="interval: $\\pm 2$ standard errors over runs",
 )
 
 # %% [markdown]

@@ -365,7 +365,7 @@ slope_ci = bootstrap(slope, tail[slope_at, T_lo]["reconstruction"],
                      tail[slope_at, T_max]["reconstruction"])
 book.claim(
     "concentration", spread, interval=spread_ci,
-    note=f"worst adversary: {spread_at}; the oracle, which knows nu, has "
+    note=f"worst adversary: {spread_at}; the oracle, which knows $\\nu$, has "
     f"{np.quantile(oracle_at, 0.99) / oracle_at.mean():.2f} on the same runs: the "
     "spread comes from the contexts and the draws, not from the estimate; interval: "
     "95% bootstrap",

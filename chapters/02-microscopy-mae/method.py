@@ -136,10 +136,26 @@ book.show_figure(fig, "fig_crops")
 #
 # the mean squared error on the masked patches ($m_i = 1$) plus the mean absolute
 # difference of the 2-D Fourier magnitudes of the reconstruction and the crop, which
-# asks the decoder to get textures right even where it cannot place them. The models
-# were trained with the Lion optimiser {cite}`chen2023lion`, as in the paper, by `python
-# -m icml25.microscopy_mae train data/microscopy_mae/models.pt`: first on the whole
-# pre-training screen (uncurated), then on its curated subset at widths
+# asks the decoder to get textures right even where it cannot place them. In
+# `mae_loss`, `mse` is the first term (`.mean(-1)` is the $1/D$, `mask` the $m_i$) and
+# `four` the second, which `fourier_loss` computes from the whole reconstructed crop,
+# every patch predicted: its final `.mean()` is the $1/NCHW$.
+#
+# ```{literalinclude} /lib/icml25/microscopy_mae.py
+# :pyobject: mae_loss
+# :caption: `icml25.microscopy_mae.mae_loss`: the training objective $\mathcal L$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/microscopy_mae.py
+# :pyobject: fourier_loss
+# :caption: `icml25.microscopy_mae.fourier_loss`: the Fourier-magnitude term
+# :language: python
+# ```
+#
+# The models were trained with the Lion optimiser {cite}`chen2023lion`, as in the
+# paper, by `python -m icml25.microscopy_mae train data/microscopy_mae/models.pt`: first
+# on the whole pre-training screen (uncurated), then on its curated subset at widths
 # {glue:text}`widths_text`, each for the same number of steps. Their training records:
 
 # %% tags=["remove-output"]
@@ -210,7 +226,20 @@ book.show_figure(fig, "fig_recon")
 # (`M.consistency_pvalues`). The curating embeddings come from an earlier model; here,
 # the uncurated MAE's last block, its well means centre-scaled on the controls. A gene's
 # replicates sit on different plates, so each random set of controls takes one control
-# from each of those plates. The pre-training screen of the committed models had
+# from each of those plates. In the code, `mean_pair_cos` is $s_g$ (the sum of all
+# cosines minus the $k$ self-pairs, over $k(k-1)$ ordered pairs), `null_sets` draws the
+# random sets of controls, one per replicate plate, and the last line of the loop is the
+# permutation p-value.
+#
+# :::{dropdown} The code: `consistency_pvalues`, the curation test
+# ```{literalinclude} /lib/icml25/microscopy_mae.py
+# :pyobject: consistency_pvalues
+# :caption: `icml25.microscopy_mae.consistency_pvalues`
+# :language: python
+# ```
+# :::
+#
+# The pre-training screen of the committed models had
 # {glue:text}`train_genes` genes, of which {glue:text}`train_null` null, on six plates
 # with twelve controls each:
 

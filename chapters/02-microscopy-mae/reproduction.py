@@ -180,7 +180,8 @@ book.show_figure(fig, "fig_blocks")
 # %% tags=["nbval-check-output"]
 book.claim(
     "best-block-intermediate", gap, interval=interval(gap_samples),
-    shown=(float(res[MAIN]["acc"][:-1].max()), float(res[MAIN]["acc"][-1])),
+    shown={"best intermediate block": float(res[MAIN]["acc"][:-1].max()),
+           "last block": float(res[MAIN]["acc"][-1])},
     note="ours: best intermediate block, last block; interval: paired bootstrap over "
     "test crops (the maximum taken in each resample)",
 )
@@ -303,8 +304,8 @@ for m, base, what in ((2, "random", "a random-init ViT of the same shape"),
         f"recall-vs-{base}",
         float(res[MAIN]["recall"][best[MAIN]] - res[base]["recall"][best[base]]),
         interval=interval(diff),
-        shown=(float(res[MAIN]["recall"][best[MAIN]]),
-               float(res[base]["recall"][best[base]])),
+        shown={"MAE": float(res[MAIN]["recall"][best[MAIN]]),
+               NAMES[base]: float(res[base]["recall"][best[base]])},
         note=f"ours: MAE, {NAMES[base]}; interval: paired bootstrap over pathways",
     )
 
@@ -334,8 +335,8 @@ for m, base, what in ((2, "random", "a random-init ViT of the same shape"),
 ks_cur = float(res[MAIN]["ks"][best[MAIN]] - res["uncurated"]["ks"][best["uncurated"]])
 book.claim(
     "curation-consistency", ks_cur, interval=interval(ks_boot[:, 0] - ks_boot[:, 1]),
-    shown=(float(res[MAIN]["ks"][best[MAIN]]),
-           float(res["uncurated"]["ks"][best["uncurated"]])),
+    shown={"curated": float(res[MAIN]["ks"][best[MAIN]]),
+           "uncurated": float(res["uncurated"]["ks"][best["uncurated"]])},
     note="ours: curated, uncurated; interval: paired bootstrap over genes",
 )
 
@@ -422,7 +423,8 @@ book.claim(
     "tvn-consistency",
     float(align_res["TVN"][1]["ks"] - align_res["centre-scale only"][1]["ks"]),
     interval=interval(tvn_boot[:, 0] - tvn_boot[:, 1]),
-    shown=(align_res["TVN"][1]["ks"], align_res["centre-scale only"][1]["ks"]),
+    shown={"TVN": align_res["TVN"][1]["ks"],
+           "centre-scale only": align_res["centre-scale only"][1]["ks"]},
     note="ours: TVN, centre-scale only; interval: paired bootstrap over genes",
 )
 
@@ -468,7 +470,8 @@ width_gap = boot_acc[wide].max(1) - boot_acc[narrow].max(1)
 book.claim(
     "width-direction", float(res[wide]["acc"].max() - res[narrow]["acc"].max()),
     interval=interval(width_gap),
-    shown=(float(res[wide]["acc"].max()), float(res[narrow]["acc"].max())),
+    shown={f"width {widths[-1]}": float(res[wide]["acc"].max()),
+           f"width {widths[0]}": float(res[narrow]["acc"].max())},
     note="a direction at toy scale, not a scaling law; interval: paired bootstrap over "
     "test crops",
 )

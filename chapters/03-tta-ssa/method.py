@@ -136,6 +136,32 @@ errors.round(3)
 # steady state happens once, the first time the buffer is full and $s_t<\sqrt2$. (We read this
 # from the author's code; the module docstring of `icml25.tta` lists what we checked.)
 #
+# In the code, `SSA._filter` runs after each SGD step: its first line is $g_t$, then
+# $s_t$ from the rule, then $\tilde\theta_t$ (`theta_pred`), handed to CMF's dual filter,
+# whose two lines are the two equations of $h_t$ and $\theta_t$ above. In `observe`,
+# `proposal` is $s_t$ and `self.steady` the one-time switch; the buffer stores $s_tg_t$.
+#
+# ```{literalinclude} /lib/icml25/tta.py
+# :pyobject: SSA._filter
+# :dedent: 4
+# :caption: `icml25.tta.SSA._filter`: one SSA step after the SGD proposal
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/tta.py
+# :pyobject: CMF._dual_filter
+# :dedent: 4
+# :caption: `icml25.tta.CMF._dual_filter`: the dual filter $h_t$, $\theta_t$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/tta.py
+# :pyobject: SteadyStateRule.observe
+# :dedent: 4
+# :caption: `icml25.tta.SteadyStateRule.observe`: the covariance-aware step $s_t$
+# :language: python
+# ```
+#
 # On a synthetic stream we can see what it does. The updates $g_t$ are Gaussian, with a noise level
 # that jumps from 1 to 3 and then drops to 0.5; $S$ is set relative to the first full buffer
 # ($S_\text{rel}=1$, so the first step is 1, our default, since the author's absolute $S$ belongs

@@ -340,7 +340,8 @@ book.claim(
 )
 book.claim(
     "filters-bound-drift", drift_ratio,
-    note="ours: final ||theta - theta_src||, CMF / ROID loss without filter, hard "
+    note="ours: final $\\lVert\\theta - \\theta_{\\mathrm{src}}\\rVert$, "
+    "CMF / ROID loss without filter, hard "
     "stream",
 )
 book.claim(
@@ -442,7 +443,7 @@ book.show_figure(fig, "fig_ssa_steps")
 # %% tags=["nbval-check-output"]
 book.claim(
     "steady-balance", balance,
-    note="ours: median ratio to sqrt(S) after the switch, hard stream",
+    note="ours: median ratio to $\\sqrt{S}$ after the switch, hard stream",
 )
 
 

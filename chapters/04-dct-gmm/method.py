@@ -207,6 +207,28 @@ book.show_figure(fig, "fig_objective")
 #
 # The code is `icml25.dct_gmm`: `estimate_pair` (one latent correlation and its influence values),
 # `LatentCI` (all pairs of a data set, cached, and the test), `ci_test` and `dct_test`.
+# In `estimate_pair`, `tau` holds the cells with at least 1% of the data, `solve` minimises
+# $(\hat\tau-\tau(\sigma))^\top A(\hat\tau-\tau(\sigma))$, `J` is the Jacobian in
+# $\sigma$ and the thresholds, and `row` is the $\sigma$ row of $(J^\top AJ)^{-1}J^\top A$,
+# so that `influence` is $\xi_i$, which depends on $i$ only through its cell.
+#
+# :::{dropdown} The code: `estimate_pair`, one latent correlation by GMM
+# ```{literalinclude} /lib/icml25/dct_gmm.py
+# :pyobject: estimate_pair
+# :caption: `icml25.dct_gmm.estimate_pair`
+# :language: python
+# ```
+# :::
+#
+# In `LatentCI.test`, `theta` is $\Theta$, `beta[0]` is $\hat\beta_{jk}$, `b0` is $b_0$,
+# `infl` is $\text{infl}_i$ and `statistic` is the $z$ of the theorem.
+#
+# ```{literalinclude} /lib/icml25/dct_gmm.py
+# :pyobject: LatentCI.test
+# :dedent: 4
+# :caption: `icml25.dct_gmm.LatentCI.test`: the test statistic of the theorem
+# :language: python
+# ```
 
 # %% tags=["nbval-check-output"]
 observed, _ = simulate(W, 1000, [3, 4, 5], run.rng("example-data-set"))

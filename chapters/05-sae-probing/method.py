@@ -72,6 +72,16 @@ pd.DataFrame({
 # $$z = \text{TopK}_k\big(\text{ReLU}(W_\text{enc}(\tilde x - b_\text{dec}) + b_\text{enc})\big),
 #   \qquad \hat{\tilde x} = W_\text{dec}^\top z + b_\text{dec}.$$
 #
+# In `encode`, `preacts` is the ReLU term (with $\tilde x=(x-\mu)/s$) and `topk` with
+# `scatter_` keeps the $k$ largest entries, the other latents set to zero.
+#
+# ```{literalinclude} /lib/icml25/sae_probing.py
+# :pyobject: TopKSAE.encode
+# :dedent: 4
+# :caption: `icml25.sae_probing.TopKSAE.encode`: the TopK code $z$
+# :language: python
+# ```
+#
 # It is trained on all in-distribution activations of the 20 data sets (no labels), with the
 # auxiliary loss that revives dead latents.
 
@@ -130,7 +140,24 @@ book.claim(
 # ## One latent, one data set
 #
 # The SAE probe of the paper keeps the $k$ latents whose mean differs most between the two classes
-# on the training set, then fits a logistic regression on them. On the sentiment data set
+# on the training set, then fits a logistic regression on them. In `SAELatents.fit`,
+# `scale_` divides each latent by its mean non-zero value, `score` is the absolute
+# class-mean difference and `latents_` the $k$ best; `sae_probe_estimator` chains it with
+# standardisation and the logistic regression.
+#
+# ```{literalinclude} /lib/icml25/sae_probing.py
+# :pyobject: SAELatents
+# :caption: `icml25.sae_probing.SAELatents`: the latent selection of the SAE probe
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/sae_probing.py
+# :pyobject: sae_probe_estimator
+# :caption: `icml25.sae_probing.sae_probe_estimator`: the SAE probe
+# :language: python
+# ```
+#
+# On the sentiment data set
 # `92_glue_sst2` (film-review snippets; class 0 negative, class 1 positive), the latent
 # with the largest class-mean difference, over all 400 texts, is drawn in
 # {numref}`fig-05-latent`.

@@ -165,16 +165,35 @@ book.show_figure(fig, "fig_sprites")
 # ```
 #
 # The abstract says that "a selector [...] can select optimal interpolated image", but not
-# how; ours is one unsupervised criterion that fits. Since no real $I_t$ exists to train
-# the interpolation, the paper proposes a **bidirectional training strategy** with
-# constraints on the interpolated image and losses on the features of a pre-trained Vision
-# Transformer. Our reconstruction (`M.bidirectional_loss`) interpolates from both ends to
-# the same keypoints $k^t$, $I_t=G(S,k^S\to k^t)$ and $I'_t=G(D,k^D\to k^t)$, and asks
-# that (i) each chain reaches the other end, $G(I_t,k(I_t)\to k^D)\approx D$ and
-# $G(I'_t,k(I'_t)\to k^S)\approx S$, (ii) the two interpolations agree, $I_t\approx I'_t$,
-# and (iii) both land on their keypoints, $k(I_t)\approx k^t\approx k(I'_t)$. No ViT
-# weights can be loaded offline, so the feature losses are the same pyramid $L_1$ as the
-# reconstruction loss.
+# how; ours is one unsupervised criterion that fits. In `transfer_anytime`, the loop over
+# `ts` computes `inter` ($I_t$), `y` ($Y_t$) and its score $\lVert k(Y_t)-k^D\rVert_1$;
+# `pick = scores.argmin(0)` is the selector of step 3.
+#
+# :::{dropdown} The code: `transfer_anytime`, the algorithm above
+# ```{literalinclude} /lib/icml25/motion_transfer/transfer.py
+# :pyobject: transfer_anytime
+# :caption: `icml25.motion_transfer.transfer_anytime`
+# :language: python
+# ```
+# :::
+#
+# Since no real $I_t$ exists to train the interpolation, the paper proposes a
+# **bidirectional training strategy** with constraints on the interpolated image and losses
+# on the features of a pre-trained Vision Transformer. Our reconstruction
+# (`M.bidirectional_loss`) interpolates from both ends to the same keypoints $k^t$,
+# $I_t=G(S,k^S\to k^t)$ and $I'_t=G(D,k^D\to k^t)$, and asks that (i) each chain reaches the
+# other end, $G(I_t,k(I_t)\to k^D)\approx D$ and $G(I'_t,k(I'_t)\to k^S)\approx S$, (ii) the
+# two interpolations agree, $I_t\approx I'_t$, and (iii) both land on their keypoints,
+# $k(I_t)\approx k^t\approx k(I'_t)$. No ViT weights can be loaded offline, so the feature
+# losses are the same pyramid $L_1$ as the reconstruction loss. In `bidirectional_loss`,
+# `fwd` and `bwd` are $I_t$ and $I'_t$, and `chain`, `agree` and `kp` are the constraints
+# (i), (ii) and (iii).
+#
+# ```{literalinclude} /lib/icml25/motion_transfer/model.py
+# :pyobject: bidirectional_loss
+# :caption: `icml25.motion_transfer.model.bidirectional_loss`: the bidirectional terms
+# :language: python
+# ```
 #
 # ## The committed models and their training
 #

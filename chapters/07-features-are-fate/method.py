@@ -234,6 +234,16 @@ book.show_figure(fig, "fig_toy")
 #
 # Without noise $a+b\to1$ and $c=1$, the paper's Theorem 3.9. With noise $c>1$: the row-space
 # part is inflated by fitted noise and the balance inflates the null-space part with it.
+# `tt.finetune_endpoint` computes this end point for finite $n$: `row` is $X^+y$, `null0`
+# is $(I-P)\beta_s$, and `_balanced_norm` solves the balance equation for the final norm
+# $t$, from which `c` follows.
+#
+# ```{literalinclude} /lib/icml25/transfer_theory/linear.py
+# :pyobject: finetune_endpoint
+# :caption: `icml25.transfer_theory.finetune_endpoint`: where fine-tuning ends
+# :language: python
+# ```
+#
 # `tt.gradient_flow` integrates the flow in the eigenbasis of $\Sigma$ at $O(d)$ per step,
 # batched over whole grids, and imposes the conserved quantity after every step. The check
 # below compares it, for {glue:text}`n_checks` data sets with label noise $\sigma=1$
@@ -305,7 +315,24 @@ book.claim("flow-equals-weights", flow_gap)
 # has a floor $\sin^2\theta$ that no amount of data lowers: the pretrained features hold only
 # $\beta_s$. Their difference is the transferability of linear transfer (eq. 11); fine-tuning's
 # depends on $\theta$ only through $2c\cos\theta-c^2$, whose sign flips at
-# $\theta^*=\arccos(c/2)$: $60^\circ$ without noise.
+# $\theta^*=\arccos(c/2)$: $60^\circ$ without noise. In the code, `gain` in
+# `transfer_gain_finetune` is $\mathcal T_{ft}=(1-\gamma)(2c\cos\theta-c^2)$, the scratch
+# risk minus the table's last row, and `finetune_scale` sets $a=1-\gamma$ and $b=\gamma+\sigma^2\gamma/(1-\gamma)$ and solves
+# $c^4-ac^2-b=0$ (for depth $L$, its generalisation) by bisection.
+#
+# :::{dropdown} The code: fine-tuning's transferability and the balance factor $c$
+# ```{literalinclude} /lib/icml25/transfer_theory/closed_forms.py
+# :pyobject: transfer_gain_finetune
+# :caption: `icml25.transfer_theory.transfer_gain_finetune`: eq. (15) with $c$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/transfer_theory/closed_forms.py
+# :pyobject: finetune_scale
+# :caption: `icml25.transfer_theory.finetune_scale`: the balance factor $c$
+# :language: python
+# ```
+# :::
 
 # %% tags=["remove-output"]
 fig, axes = book.figure(2, height=3.0)

@@ -248,11 +248,12 @@ claim_ids = {"scratch": "scratch-eq8", "linear": "lt-eq10", "finetune": "ft-eq15
 for name, claim_id in claim_ids.items():
     inside = covered(*stats[name], expected[name], size.seeds, allowance=1 / size.d)
     gap, _, where = worst_gap(*stats[name], expected[name])
-    cell = f"sigma = {sim.sigmas[where[0]]:g}, gamma = {sim.gammas[where[1]]:g}"
+    cell = (f"$\\sigma = {sim.sigmas[where[0]]:g}$, "
+            f"$\\gamma = {sim.gammas[where[1]]:g}$")
     if len(where) == 3:
-        cell += f", theta = {np.degrees(thetas[where[2]]):.1f} deg"
+        cell += f", $\\theta = {np.degrees(thetas[where[2]]):.1f}$ deg"
     book.claim(
-        claim_id, float(inside.mean()), shown=(float(inside.mean()), gap),
+        claim_id, float(inside.mean()), shown={"largest gap": gap},
         note=f"ours: share of cells covered (0.95 expected), then the largest gap, at "
         f"{cell}",
     )
@@ -260,9 +261,9 @@ small_inside = covered(small_mean, small_se, small_expected, size.small_reps)
 small_gap, _, small_where = worst_gap(small_mean, small_se, small_expected)
 book.claim(
     "lt-small-n", float(small_inside.mean()),
-    shown=(float(small_inside.mean()), small_gap),
+    shown={"largest gap": small_gap},
     note=f"ours: share covered, then the largest gap (n = "
-    f"{size.small_ns[small_where[0]]}); the bare sin^2 theta misses by up to "
+    f"{size.small_ns[small_where[0]]}); the bare $\\sin^2\\theta$ misses by up to "
     f"{np.abs(small_mean - np.sin(small_thetas) ** 2).max():.3f}",
 )
 
@@ -322,7 +323,7 @@ print(f"{'linear transfer: ours vs sklearn':34s}{coef_gap:20.1e}"
 
 # %% tags=["nbval-check-output"]
 book.claim(
-    "peer-lstsq", end_gap, shown=(end_gap, risk_gap),
+    "peer-lstsq", end_gap, shown={"largest risk difference": risk_gap},
     note="ours: largest distance between the end points, then largest risk difference",
 )
 book.claim("peer-ridge", coef_gap)
@@ -434,8 +435,9 @@ book.glue(theta_cross=theta_cross, cross_low=cross_interval[0],
 # %% tags=["nbval-check-output"]
 book.claim(
     "pi3-crossover", theta_cross, interval=cross_interval,
-    note=f"per gamma < 1 the crossings lie in [{np.nanmin(per_gamma):.1f}, "
-    f"{np.nanmax(per_gamma):.1f}] deg; for gamma > 1, |T_ft| <= {above_max:.1e}; "
+    note=f"for $\\gamma < 1$ the crossings lie in [{np.nanmin(per_gamma):.1f}, "
+    f"{np.nanmax(per_gamma):.1f}] deg; for $\\gamma > 1$, "
+    f"$\\lvert T_{{ft}} \\rvert \\le$ {above_max:.1e}; "
     "interval: 95% bootstrap over repetitions",
 )
 
@@ -473,8 +475,10 @@ book.claim(
     note=f"{int(decided.sum())} cells decided by the theory, both noise levels",
 )
 book.claim(
-    "noise-lt-region", int(wins[1] - wins[0]), shown=(int(wins[0]), int(wins[1])),
-    note="ours: winning cells at sigma = 0, then at sigma = 0.2; eq. (11) on the same "
+    "noise-lt-region", int(wins[1] - wins[0]),
+    shown={r"$\sigma = 0$": int(wins[0]), r"$\sigma = 0.2$": int(wins[1])},
+    note="ours: winning cells at $\\sigma = 0$, then at $\\sigma = 0.2$; "
+    "eq. (11) on the same "
     f"grid: {int(theory_wins[0])} and {int(theory_wins[1])}",
 )
 
@@ -582,8 +586,9 @@ ridge_value, ridge_interval, ridge_where = worst_gap(ridge_mean, ridge_se,
                                                      ridge_expected)
 book.claim(
     "ridge-eq13", ridge_value, interval=ridge_interval,
-    note=f"largest gap at lambda = {ridge_lams[ridge_where[0]]:g}; the finite-n term "
-    "(sigma^2 + sin^2 theta)/(n - 2) is part of it",
+    note=f"largest gap at $\\lambda$ = {ridge_lams[ridge_where[0]]:g}; "
+    "the finite-$n$ term "
+    "$(\\sigma^2 + \\sin^2\\theta)/(n - 2)$ is part of it",
 )
 
 # %% [markdown]
@@ -680,7 +685,7 @@ k = np.unravel_index(np.argmin(both), both.shape)
 book.claim(
     "relu-scarce-data", float(both[k]),
     interval=(float(both[k] - 2 * both_se[k]), float(both[k] + 2 * both_se[k])),
-    note="interval: +-2 standard errors of the worst cell",
+    note="interval: $\\pm 2$ standard errors of the worst cell",
 )
 lt_mean = relu_gain["linear"][0]
 first_negative = [int(np.argmax(row < 0)) if (row < 0).any() else len(rsim.ns)
@@ -688,9 +693,9 @@ first_negative = [int(np.argmax(row < 0)) if (row < 0).any() else len(rsim.ns)
 boundary_ok = bool(np.all(np.diff(first_negative) <= 0) and lt_mean[-1, -1] < 0)
 book.claim(
     "relu-lt-boundary", boundary_ok,
-    shown=", ".join(str(rsim.ns[i]) if i < len(rsim.ns) else "none"
-                    for i in first_negative),
-    note="ours: the first n with mean T_lt < 0, per mu in increasing order",
+    shown={rf"$\mu = {mu:g}$": rsim.ns[i] if i < len(rsim.ns) else "none"
+           for mu, i in zip(rsim.mus, first_negative)},
+    note="ours: the first $n$ with mean $T_{lt} < 0$, per $\\mu$ in increasing order",
 )
 ft_mean = relu_gain["finetune"][0]
 k = np.unravel_index(np.argmin(ft_mean), ft_mean.shape)
@@ -699,8 +704,9 @@ ft_se = relu_gain["finetune"][1][k]
 book.claim(
     "relu-ft-helps", float(ft_low),
     interval=(float(ft_low - 2 * ft_se), float(ft_low + 2 * ft_se)),
-    note=f"worst cell mu = {rsim.mus[k[0]]:g}, n = {rsim.ns[k[1]]}; "
-    f"|f_t - f_s|^2/|f_t|^2 <= {rsim.source_distance.max():.2f}",
+    note=f"worst cell $\\mu$ = {rsim.mus[k[0]]:g}, n = {rsim.ns[k[1]]}; "
+    f"$\\lVert f_t - f_s \\rVert^2/\\lVert f_t \\rVert^2 \\le$ "
+    f"{rsim.source_distance.max():.2f}",
 )
 
 # %% [markdown]

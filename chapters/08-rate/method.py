@@ -93,6 +93,24 @@ for label, c in [("y (W=1)", code), ("Re(y, 0)", once), ("Re(Re(y, 0), 1)", twic
 # | RATE | $R(\text{Re}(\text{Re}(y,0),1)) - R(\text{Re}(y,0))$ |
 #
 # and mirror images for the $W=0$ reviews (ATU); the ATE weights the two by the group sizes.
+# `rate.rewrites` makes the two rewrites of every review, and `rate.estimate` turns the three
+# rewards into the table's contrasts: `diffs` holds the per-review contrasts of the single
+# rewrite and of RATE, signed so that each reads treated minus control, and the ATT, ATU and
+# ATE are their means over $W=1$, $W=0$ and all reviews.
+#
+# ```{literalinclude} /lib/icml25/rate.py
+# :pyobject: rewrites
+# :caption: `icml25.rate.rewrites`: $\text{Re}(y,1-w)$ and the rewrite back
+# :language: python
+# ```
+#
+# :::{dropdown} The code: `rate.estimate`, the three estimators with their intervals
+# ```{literalinclude} /lib/icml25/rate.py
+# :pyobject: estimate
+# :caption: `icml25.rate.estimate`
+# :language: python
+# ```
+# :::
 
 # %%
 book.glue(n_toy=size.n)

@@ -225,7 +225,8 @@ learned_single = abs(at(sweep, "learned (MiniLM)", "single rewrite", "ATE", top)
 book.claim(
     "rate-learned",
     bool(learned_rate <= 0.1 * abs(learned_truth) and learned_rate < learned_single),
-    shown=(learned_rate / abs(learned_truth), learned_single / abs(learned_truth)),
+    shown={"RATE's worst bias / true ATE": learned_rate / abs(learned_truth),
+           "single rewrite's": learned_single / abs(learned_truth)},
     note="ours: RATE's worst |bias| / |true ATE|, then the single rewrite's at the "
     "largest correlation",
 )
@@ -371,7 +372,7 @@ for reward in REWARDS:
     row = cov.loc[(reward, "RATE")]
     book.claim(
         f"coverage-{reward.split()[0]}", row.coverage, interval=(row.low, row.high),
-        note=f"n = {size.cover_n}, phi = 0.5, {size.cover_reps} samples; "
+        note=f"n = {size.cover_n}, $\\phi = 0.5$, {size.cover_reps} samples; "
         "Wilson 95% interval",
     )
 naive_worst = cov.xs("naive", level="estimator").sort_values("coverage").iloc[-1]
@@ -503,7 +504,7 @@ book.claim(
 book.claim(
     "null-attribute", abs(null_gap), interval=abs_interval(null_gap, null["RATE s.e."]),
     note=f"true ATE {null['true ATE']:+.3f}, RATE {null['RATE']:+.3f}; interval: "
-    f"mean over {size.seeds} samples +- 1.96 standard errors",
+    f"mean over {size.seeds} samples $\\pm 1.96$ standard errors",
 )
 book.claim(
     "direction-artefact", abs(pushy_gap),

@@ -97,9 +97,17 @@ book.glue(n_items=len(items), gold_show=" and ".join(f"[{g + 1}]" for g in item.
 # R(E)=\text{Drop}(E)+\text{Hold}(E)=\log p(r\mid E)-\log p(r\mid C\setminus E),
 # $$
 #
-# in which $\log p(r\mid C)$ cancels: two forward passes per candidate. The figure scores
-# the gold set of the question above ({glue:text}`gold_show`), each sentence alone, and
-# the gold set with one extra sentence.
+# in which $\log p(r\mid C)$ cancels: two forward passes per candidate. In `reward`, each
+# `kind` returns one of these differences; the default, `only - without`, is $R(E)$:
+#
+# ```{literalinclude} /lib/icml25/selfcite.py
+# :pyobject: reward
+# :caption: `icml25.selfcite.reward`: Drop, Hold and their sum
+# :language: python
+# ```
+#
+# The figure scores the gold set of the question above ({glue:text}`gold_show`), each
+# sentence alone, and the gold set with one extra sentence.
 
 # %%
 def scores(k, cands):
@@ -184,7 +192,21 @@ book.claim("drop-plus-hold", float(identity_gap))
 # a superset of the right sentences much (Hold stays high, Drop stays high), and a very
 # long citation is useless to a reader. Our sentences have 10 to 16 tokens, so the guard
 # is scaled to {glue:text}`limit` tokens, about two sentences: the longest gold sets pass
-# and three-sentence citations do not.
+# and three-sentence citations do not. `candidate_rewards` reads a candidate's two scores
+# from the table (column `cols` keeps $E$, `n_all ^ cols` removes it) and applies the
+# guard; `best_of_n` then takes the largest.
+#
+# ```{literalinclude} /lib/icml25/selfcite.py
+# :pyobject: candidate_rewards
+# :caption: `icml25.selfcite.candidate_rewards`: the reward of every candidate
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/selfcite.py
+# :pyobject: length_guard
+# :caption: `icml25.selfcite.length_guard`: the paper's guard against long citations
+# :language: python
+# ```
 
 # %%
 rng = run.rng("candidates of one question")
@@ -271,6 +293,15 @@ book.show_figure(fig, "fig_surrogate")
 # L=-\log\sigma\big(\beta\,\overline{\log p}(y_w\mid x)-\beta\,\overline{\log p}(y_l\mid x)
 # -\gamma\big),\qquad \beta=10,\ \gamma/\beta=0.3 .
 # $$
+#
+# In `simpo_loss`, `margin` is the argument of $\sigma$, and `logaddexp(0, -margin)` is
+# $-\log\sigma(\text{margin})$ computed without overflow.
+#
+# ```{literalinclude} /lib/icml25/selfcite.py
+# :pyobject: simpo_loss
+# :caption: `icml25.selfcite.simpo_loss`: the preference loss
+# :language: python
+# ```
 #
 # We do not fine-tune a model. To see what the loss rewards, take as "policy" the
 # stand-in citation sampler itself, a product of one Bernoulli decision per sentence, with

@@ -109,8 +109,26 @@ book.show_figure(fig, "fig_interpolant")
 #   u_{xx}\big|_{\text{nodes}} = D^{(2)}_1V,\qquad u_{yy}\big|_{\text{nodes}} = V{D^{(2)}_2}^\top,$$
 #
 # so solving with $K$, or differentiating, costs $O(N(n_1+n_2))$ after $O(n_1^3+n_2^3)$ of
-# one-dimensional factorisations. {numref}`fig-10-kronecker` compares the matrices the two
-# kernel solvers need on a small grid.
+# one-dimensional factorisations. In `KroneckerInterpolant`, `weights` is $K^{-1}\eta$ by
+# two one-dimensional Cholesky solves, one per side of $V$, and `differentiation_matrix` is
+# $D^{(m)}_k=\kappa_k^{(m,0)}(g_k,g_k)K_k^{-1}$:
+#
+# ```{literalinclude} /lib/icml25/kernel_pde.py
+# :pyobject: KroneckerInterpolant.weights
+# :dedent: 4
+# :caption: `icml25.kernel_pde.KroneckerInterpolant.weights`: $K^{-1}\eta$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/kernel_pde.py
+# :pyobject: KroneckerInterpolant.differentiation_matrix
+# :dedent: 4
+# :caption: `icml25.kernel_pde.KroneckerInterpolant.differentiation_matrix`: $D^{(m)}_k$
+# :language: python
+# ```
+#
+# {numref}`fig-10-kronecker` compares the matrices the two kernel solvers need on a small
+# grid.
 
 # %% tags=["remove-output"]
 n = 8
@@ -176,12 +194,24 @@ book.show_figure(fig, "fig_kronecker")
 # matrix, though, is $N\times N$: the paper's code forms it densely (we form it from the
 # one-dimensional factors, without Kronecker products, in $O(n^5)$ instead of $O(n^6)$) and
 # factorises it, which is fine for the paper's elliptic grids of up to $49^2$ points and is
-# where the reproduction finds its cost. The book also has **our variant**,
-# `solve_collocation`: it solves the collocation equations exactly (boundary values imposed, the
-# PDE at the interior nodes) by Newton's method, each Newton system by GMRES with Kronecker
-# matrix-vector products only, preconditioned by the exact inverse of the constant-coefficient
-# part (fast diagonalisation of the one-dimensional matrices), so it never forms an
-# $N\times N$ matrix.
+# where the reproduction finds its cost. In the code below, `Q` holds the matrices
+# $Q^{(m)}_k$ of step 1, `field` is $Q^{(a)}_1\eta\,Q^{(b)\top}_2$, `evaluate` returns
+# $\mathcal L$ (its three terms in one statement), `gradient` its gradient and
+# `gauss_newton_matrix` the $N\times N$ matrix; `solve_sks` runs step 3 with them.
+#
+# :::{dropdown} The code: the penalised loss, its gradient and Gauss-Newton matrix
+# ```{literalinclude} /lib/icml25/kernel_pde.py
+# :pyobject: _PenalisedProblem
+# :caption: `icml25.kernel_pde._PenalisedProblem`: $\mathcal L(\eta)$ on a grid
+# :language: python
+# ```
+# :::
+#
+# The book also has **our variant**, `solve_collocation`: it solves the collocation
+# equations exactly (boundary values imposed, the PDE at the interior nodes) by Newton's
+# method, each Newton system by GMRES with Kronecker matrix-vector products only,
+# preconditioned by the exact inverse of the constant-coefficient part (fast
+# diagonalisation of the one-dimensional matrices), so it never forms an $N\times N$ matrix.
 
 # %% tags=["remove-output"]
 pde = nonlinear_elliptic()

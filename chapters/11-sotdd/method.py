@@ -118,6 +118,18 @@ book.show_figure(fig, "fig_toy")
 # for every point of a label: it places the label by the projected moments of its feature
 # distribution. Two points with the same feature but different labels land at different places,
 # and two labels land close together when their features project alike, whatever their names.
+# In `project_dataset`, `P` holds $\theta^\top x$ for every point and projection, the loop
+# over exponents fills `moment_means` with the class means of $(\theta^\top x)^{\lambda_j}$,
+# `mtp` divides them by $\lambda_j!$, and the last line is $z(x,y)$.
+#
+# :::{dropdown} The code: `project_dataset`, the data-point projection
+# ```{literalinclude} /lib/icml25/sotdd.py
+# :pyobject: project_dataset
+# :caption: `icml25.sotdd.project_dataset`
+# :language: python
+# ```
+# :::
+#
 # {numref}`fig-11-projection` draws one projection of the toy.
 
 # %%
@@ -177,6 +189,26 @@ book.show_figure(fig, "fig_projection")
 #
 # Each projection costs a matrix product ($O(nd)$), the class moments ($O(nk)$, a segment sum over
 # points sorted by label, so the number of classes does not matter) and a sort ($O(n\log n)$).
+# `sotdd` draws the projections once per chunk and applies them to both datasets; with
+# equal sizes `wasserstein_1d_pp` is the mean of $|a-b|^p$ over the sorted samples, and
+# otherwise it integrates the two quantile functions exactly on their merged jumps.
+# `sotdd` computes the same values as `project_dataset` followed by `wasserstein_1d_pp`,
+# in a faster layout: one matrix product per dataset, the class moments of each
+# projection as one polynomial, and every projected row sorted in place.
+#
+# :::{dropdown} The code: `sotdd` and the one-dimensional $W_p^p$
+# ```{literalinclude} /lib/icml25/sotdd.py
+# :pyobject: sotdd
+# :caption: `icml25.sotdd.sotdd`: the average over shared projections
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/sotdd.py
+# :pyobject: wasserstein_1d_pp
+# :caption: `icml25.sotdd.wasserstein_1d_pp`: $W_p^p$ on the line
+# :language: python
+# ```
+# :::
 
 # %% [markdown]
 # ## Label-blind slicing misses what s-OTDD sees

@@ -157,6 +157,16 @@ book.claim("two-player-value", float(np.abs(values_2p).max()))
 #
 # The paper's result for fixed opponents is of this kind; its constants are not checked
 # against its full text, so the bound here is the standard one.
+#
+# In `Hedge`, `lr` is $\eta$, `gains` holds $\sum_{s<t}g_s$ (`update` adds each round's
+# $g_t$) and `strategy` returns $x_t$, the softmax of $\eta\sum_{s<t}g_s$; one row per
+# independent run.
+#
+# ```{literalinclude} /lib/icml25/equal_share/learners.py
+# :pyobject: Hedge
+# :caption: `icml25.equal_share.Hedge`: full-information Hedge
+# :language: python
+# ```
 
 # %%
 T = size.horizon
@@ -188,6 +198,37 @@ book.claim(
 # * **Behaviour cloning**: play last round's $\sigma_{t-1}$. Because $U(\sigma;\sigma)=C/n$,
 #   it loses only what the opponents moved since, $U(\sigma_{t-1};\sigma_t)\ge C/n-
 #   L\|\sigma_t-\sigma_{t-1}\|_1$.
+#
+# In `StronglyAdaptive`, one row of state per level $k$ is the one awake interval of that
+# level: `_start` wakes the intervals that begin at round $t$ (those of the levels with $2^k$
+# dividing $t$) and restarts their Hedge; `update` adds each awake interval's instantaneous
+# regret $r_I=(g_t^\top x_I-g_t^\top x_t)/R$ to `S` ($S_I$) and $|r_I|$ to `V` ($V_I$); and
+# `weights` is AdaNormalHedge's $w_I=[\Phi(S_I+1,V_I+1)-\Phi(S_I-1,V_I+1)]_+/2$ with
+# $\Phi(S,V)=\exp([S]_+^2/3V)$, normalised over the awake intervals. The learner plays
+# $x_t=\sum_Iw_Ix_I$.
+#
+# :::{dropdown} The code: SAOL's covering intervals, meta-weights and update
+# ```{literalinclude} /lib/icml25/equal_share/learners.py
+# :pyobject: StronglyAdaptive._start
+# :dedent: 4
+# :caption: `icml25.equal_share.StronglyAdaptive._start`: the intervals that begin now
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/equal_share/learners.py
+# :pyobject: StronglyAdaptive.update
+# :dedent: 4
+# :caption: `icml25.equal_share.StronglyAdaptive.update`: the regrets $r_I$, $S_I$ and $V_I$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/equal_share/learners.py
+# :pyobject: StronglyAdaptive.weights
+# :dedent: 4
+# :caption: `icml25.equal_share.StronglyAdaptive.weights`: the meta-learner's weights
+# :language: python
+# ```
+# :::
 #
 # The paper assigns Hedge to fixed, SAOL with Hedge base learners to slowly adapting and
 # cloning to "intermediately" adapting opponents. Below, opponents in the majority vote

@@ -212,7 +212,7 @@ worst_vote = max(r["worst"] for r in vote_rows.values())
 hedge_vote = min(r["Hedge"] for r in vote_rows.values())
 book.claim(
     "majority-vote", bool(worst_vote <= 1 / 3 - 0.1 and hedge_vote >= 1 / 3 - vote_eps),
-    shown=(worst_vote, hedge_vote),
+    shown={"best self-play output": worst_vote, "Hedge's smallest": hedge_vote},
     note="ours: the largest payoff the opponents leave to a self-play output, then "
     "Hedge's smallest average",
 )
@@ -504,12 +504,12 @@ sw = adapt["switching"]
 slow_ok = bool(sw["SAOL"][slow] >= 1 / 3 - KEEP and sw["cloning"][slow] >= 1 / 3 - KEEP
                and sw["Hedge"][slow] < 1 / 3 - KEEP)
 book.claim(
-    "switch-slow", slow_ok, shown=tuple(float(sw[k][slow]) for k in LEARNERS),
+    "switch-slow", slow_ok, shown={k: float(sw[k][slow]) for k in LEARNERS},
     note="ours: Hedge, SAOL, cloning",
 )
 book.claim(
     "switch-fast", bool(max(sw[k][fast] for k in LEARNERS) < 1 / 3 - KEEP),
-    shown=tuple(float(sw[k][fast]) for k in LEARNERS),
+    shown={k: float(sw[k][fast]) for k in LEARNERS},
     note="ours: Hedge, SAOL, cloning",
 )
 resp = adapt["responsive"]
@@ -518,8 +518,9 @@ book.claim(
     "responders",
     bool(max(resp[k][0] for k in LEARNERS) < 1 / 3 - KEEP
          and min(resp[k][slowest] for k in LEARNERS) >= 1 / 3 - GAP),
-    shown=(max(float(resp[k][0]) for k in LEARNERS),
-           min(float(resp[k][slowest]) for k in LEARNERS)),
+    shown={"best learner at rate 1": max(float(resp[k][0]) for k in LEARNERS),
+           f"worst at rate {size.rates[slowest]:g}":
+               min(float(resp[k][slowest]) for k in LEARNERS)},
     note="ours: the best learner at rate 1, then the worst learner at the slowest rate",
 )
 
@@ -558,7 +559,7 @@ book.glue(clone_fast=float(sw["cloning"][fast]), maximin=maximin)
 book.claim("non-identical", float(best_vs_split))
 book.claim(
     "arbitrary-adaptation", float(max(instant.values()) - maximin),
-    shown=tuple(float(v) for v in instant.values()), note="ours: Hedge, SAOL, cloning",
+    shown={k: float(v) for k, v in instant.items()}, note="ours: Hedge, SAOL, cloning",
 )
 
 # %% [markdown]
@@ -647,7 +648,8 @@ top = scaling["majority vote"][largest]
 book.claim(
     "many-players",
     bool(top["fixed"].max() < 0.1 and top["hedge"].min() >= top["bound"]),
-    shown=(float(top["fixed"].max()), float(top["hedge"].min())),
+    shown={"best self-play strategy": float(top["fixed"].max()),
+           "Hedge's smallest": float(top["hedge"].min())},
     note="ours, relative to C/n: the best self-play strategy's worst case, then "
     "Hedge's smallest average; the paper's game is not reproduced (see below)",
 )

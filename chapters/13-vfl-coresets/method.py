@@ -149,6 +149,19 @@ book.show_figure(fig, "fig_toy")
 # how the official code obtains them; the library uses the eigendecomposition of
 # $X^\top X+\lambda I$. The check compares the two and the sum with
 # $\mathrm{sd}_\lambda$ on a random block.
+#
+# In `ridge_leverage_scores`, `gram` is $A^\top A+\lambda D$ ($D$ is 1 on the penalised
+# columns, all but a label column), `values` and `vectors` are its eigendecomposition, `keep`
+# drops its null directions (the pseudo-inverse at $\lambda=0$), and the last line is
+# $\tau_i=a_i^\top(A^\top A+\lambda D)^{+}a_i$, summed over the eigenvectors.
+#
+# :::{dropdown} The code: `ridge_leverage_scores`
+# ```{literalinclude} /lib/icml25/vfl_coresets/scores.py
+# :pyobject: ridge_leverage_scores
+# :caption: `icml25.vfl_coresets.ridge_leverage_scores`: $\tau_i(A,\lambda)$
+# :language: python
+# ```
+# :::
 
 # %%
 check_rng = run.rng("check-data")
@@ -260,6 +273,17 @@ book.show_figure(fig, "fig_kappa")
 # paper's regularisation-aware version stacks $\lambda I$ under the block: the $d_j$ extra
 # rows stand for the penalty and take weight from the data rows as $\lambda$ grows
 # (`vc.augmented_lewis_weights`).
+#
+# A party's scores, of every kind, come from `party_scores`, which sees only its own block: the
+# label holder appends $y$ as an unpenalised column, `"ridge"` returns the square roots
+# $\sqrt{\tau_i([X^{(j)},y],\lambda)}$ of the paper's code, `"lewis"` the Lewis weights of
+# $X^{(j)}$ and `"lewis-aug"` those of $X^{(j)}$ stacked on $\lambda I$.
+#
+# ```{literalinclude} /lib/icml25/vfl_coresets/scores.py
+# :pyobject: party_scores
+# :caption: `icml25.vfl_coresets.party_scores`: the scores $g_i^{(j)}$ of party $j$
+# :language: python
+# ```
 
 # %%
 labels = np.where(check_rng.random(size.n_check) < 0.5, -1.0, 1.0)
@@ -289,8 +313,21 @@ book.claim(
 #
 # `vc.coreset(blocks, y, m, method=..., lam=...)` runs the whole protocol and returns the rows
 # and their weights (and the sampling distribution and the floats each party sent). A row drawn
-# $c_i$ times in $m$ draws gets $w_i=c_i/(m\,p_i)$, so every weighted sum is unbiased. The
-# check draws {glue:text}`draws` coresets of the toy from the ridge scores' distribution
+# $c_i$ times in $m$ draws gets $w_i=c_i/(m\,p_i)$, so every weighted sum is unbiased. In
+# `coreset`, `widths` counts each party's columns (the label holder's label too) for the
+# bill, `scores` is step 1 of the protocol, one call of `party_scores` per party, and the last
+# line is step 2: `sampling_probabilities` forms $p_i\propto\sum_jg_i^{(j)}+1/n$ and
+# `sample_coreset` draws the $m$ rows and weights them.
+#
+# :::{dropdown} The code: `coreset`, the whole protocol
+# ```{literalinclude} /lib/icml25/vfl_coresets/sampling.py
+# :pyobject: coreset
+# :caption: `icml25.vfl_coresets.coreset`
+# :language: python
+# ```
+# :::
+#
+# The check draws {glue:text}`draws` coresets of the toy from the ridge scores' distribution
 # (`vc.sample_coreset`, the server's step) and compares the mean of the weighted loss at a
 # fixed $\beta$ with the full loss.
 
@@ -313,7 +350,8 @@ book.glue(draws=size.draws, unbiased_mean=est_mean, bill_total=bill.floats_total
 
 # %% tags=["nbval-check-output"]
 book.claim(
-    "weights-unbiased", float(abs(est_mean - 1) / est_se), shown=float(est_mean),
+    "weights-unbiased", float(abs(est_mean - 1) / est_se),
+    shown={"mean ratio": float(est_mean)},
     note="ours: the mean ratio; the verdict compares |mean - 1| with 3 standard errors",
 )
 
@@ -324,6 +362,16 @@ book.claim(
 # {glue:text}`bill_full` for the whole table. On a toy with two columns the scores dominate
 # the bill; with $d$ columns they are a share of about $T/(d+1)$, and in training they
 # replace messages about all $n$ rows in every iteration.
+#
+# **With or without replacement.** The paper's guarantees are proved for these i.i.d. draws
+# with replacement. `vc.sample_coreset(..., replace=False)` (and `vc.coreset`) draws $m$
+# distinct rows instead: row $i$ is kept with probability $\pi_i=\min(1,c\,p_i)$, with $c$
+# such that $\sum_i\pi_i=m$ (`vc.inclusion_probabilities`), and weighted $1/\pi_i$, the
+# Horvitz-Thompson weight, which keeps every weighted sum unbiased. The with-replacement
+# weight $1/(m\,p_i)$ given to distinct rows would not: a row with $m\,p_i>1$ is expected
+# $m\,p_i$ times among i.i.d. draws but can be kept only once. The paper's bounds do not
+# cover sampling without replacement; [the reproduction](reproduction.ipynb) measures what
+# it changes on a small table.
 #
 # ## Exercises
 #

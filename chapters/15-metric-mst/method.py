@@ -61,6 +61,16 @@ def draw_tree(ax, X, edges, **style):
 # every point to its nearest center. With $t$ centers this takes $nt$ distance evaluations. Inside
 # each cluster an exact MST is cheap: $\binom{|C_i|}{2}$ evaluations. The union of these small MSTs
 # is the forest $F$.
+#
+# In `k_center`, `nearest` is every point's distance to its nearest center so far; the next
+# center is its `argmax`, the farthest point, and `row`, the new center's $n$ distances, moves
+# to it the points it brings `closer`. Each center costs one row: $nt$ evaluations.
+#
+# ```{literalinclude} /lib/icml25/metric_mst/forest.py
+# :pyobject: k_center
+# :caption: `icml25.metric_mst.k_center`: Gonzalez's farthest-first traversal
+# :language: python
+# ```
 
 # %%
 oracle = DistanceOracle(X)
@@ -115,6 +125,20 @@ book.show_figure(fig, "fig_forest")
 #
 # That is $nt$ evaluations: every point against every representative. An MST of the $t$-node graph
 # with weights $\hat w$, mapped back to the realising point pairs, completes the forest.
+#
+# In `complete_forest`, `reps` are the $r_j$, `D_sorted` holds the $nt$ distances $d(u,r_j)$
+# with the rows grouped by component, `nearest[i, j]` is $\min_{u\in C_i}d(u,r_j)$ and
+# `who[i, j]` the $u$ that realises it, `W` is $\hat w$ (the smaller of `nearest` and its
+# transpose), `mst_of_dense(W)` is the MST of the $t$-node graph, and the last lines map its
+# edges back to point pairs.
+#
+# :::{dropdown} The code: `complete_forest`, MFC-Approx
+# ```{literalinclude} /lib/icml25/metric_mst/forest.py
+# :pyobject: complete_forest
+# :caption: `icml25.metric_mst.complete_forest`
+# :language: python
+# ```
+# :::
 #
 # ```{prf:theorem} MFC-Approx (Veldt et al., 2025)
 # :label: thm-mfc-approx

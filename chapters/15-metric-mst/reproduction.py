@@ -28,12 +28,14 @@ import mlpack
 import numpy as np
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 import pandas as pd
+from IPython.display import display
 from scipy import stats
 from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.datasets import load_digits
 from sklearn.metrics import adjusted_rand_score
 
 from icml25 import book
+from icml25.common.stats import bootstrap_ci
 from icml25.metric_mst import (
     cut_tree,
     exact_emst,
@@ -48,20 +50,26 @@ from icml25.metric_mst import (
 SIZES = {
     "quick": dict(
         n_blobs=1000, n_strings=600, n_digits=600,                      # 1. quality
+        cluster_counts=(16, 64), n_starts=10,                            # 1. starts
         n_sweep=600, sweep=(0.0, 0.2, 0.5, 1.0),                         # 2. overlap
         n_grid=(250, 500, 1000, 2000), n_scipy_max=1000, repeats=1,      # 3. cost
+        n_plane_max=2000,                                                # 3. plane
         n_dims=1000, dims=(2, 8, 32), dim_repeats=1,                     # 3. dimension
     ),
     "book": dict(
         n_blobs=4000, n_strings=2000, n_digits=1797,
+        cluster_counts=(16, 32, 64, 128, 256), n_starts=10,
         n_sweep=2000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
-        n_grid=(500, 1000, 2000, 4000, 8000, 16000), n_scipy_max=2000, repeats=3,
+        n_grid=(500, 1000, 2000, 4000, 8000, 16000, 24000), n_scipy_max=2000, repeats=3,
+        n_plane_max=8000,
         n_dims=4000, dims=(2, 4, 8, 16, 32, 64), dim_repeats=5,
     ),
     "paper": dict(
         n_blobs=20000, n_strings=20000, n_digits=1797,
+        cluster_counts=(16, 32, 64, 128, 256), n_starts=20,
         n_sweep=10000, sweep=(0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0),
         n_grid=(1000, 2000, 4000, 8000, 16000, 32000), n_scipy_max=4000, repeats=3,
+        n_plane_max=32000,
         n_dims=16000, dims=(2, 4, 8, 16, 32, 64), dim_repeats=5,
     ),
 }
@@ -152,7 +160,7 @@ for name, X, metric, is_metric, parts in cases:
         share=tree.evaluations / (n * (n - 1) / 2), gamma=gamma,
         completion=mfc_ratio(tree, X, metric=metric), random=parts is not None,
         evaluations=(tree.evaluations, exact.evaluations), seconds=(t_mfc, t_exact),
-        weights=(tree.weight, exact.weight),
+        weights=(tree.weight, exact.weight), exact=exact,
     ))
     timing_rows.append((name, t_exact / t_mfc))
 
@@ -176,37 +184,116 @@ for name, speedup in timing_rows:
     print(f"  {name:34s} {speedup:6.1f}x")
 
 # %% [markdown]
-# The paper's tables report weight ratios between 1.005 and 1.147 across its real data
-# sets (FashionMNIST, Jaccard on recipes and baskets, Hamming on gene sequences, edit
-# distance on names) for $t$ from 16 to 256 clusters. The threshold of the first claim
-# is that worst figure, 1.15, applied to every k-center run. Our figure is the largest
-# ratio over the four data sets, each from one k-center run (one seed): it carries no
-# interval, since one would mean repeating the k-center seeds, and with them the exact
-# MSTs, on every data set; the [claims ledger](../../book/claims.md) pools it over
-# independent seeds. The bounds are the paper's theorems, checked on
-# every run under a true metric: they can only fail through a bug.
+# The bounds are the paper's theorems, checked on every run under a true metric: they can
+# only fail through a bug.
 
 # %% tags=["nbval-check-output"]
-kcenter = [r for r in rows if not r["random"]]
 metric_rows = [r for r in rows if r["metric"]]
-worst = max(r["ratio"] for r in kcenter)
-book.glue("worst_ratio", worst)
-book.claim(
-    "near-optimal", worst,
-    note="ours: the worst ratio, one k-center seed per data set (no interval)",
-    digits=5,
-)
 worst_completion = max(r["completion"] for r in metric_rows)
 book.claim("mfc-2.62", worst_completion, note="ours: the worst ratio")
 slack = min(2 * r["gamma"] + 1 - r["ratio"] for r in metric_rows)
-book.claim("gamma-bound", slack, note="ours: the smallest margin 2 gamma + 1 - ratio")
+book.claim("gamma-bound", slack,
+           note="ours: the smallest margin $2\\gamma + 1$ minus the ratio")
 
 # %% [markdown]
-# The worst k-center ratio in this run is {glue:text}`worst_ratio:.3f`. It moves from one
-# seed to another by about as much as it lies from the threshold, so one run does not
-# decide whether the trees stay within the paper's worst ratio at this scale; the verdict
-# pooled over seeds in the ledger does. The random forest shows why the
-# guarantee is stated through $\gamma$: its tree is far from optimal, and its $\gamma$ says so.
+# The random forest shows why the guarantee is stated through $\gamma$: its tree is far
+# from optimal, and its $\gamma$ says so.
+#
+# ### Over k-center starts and the paper's cluster counts
+#
+# The table above is one k-center run per data set, at one $t$. The first center is drawn
+# at random and the tree's weight moves with it, and the paper does not use
+# $t=\lceil\sqrt n\rceil$: its tables report weight ratios between 1.005 and 1.147 across
+# its real data sets (FashionMNIST, Jaccard on recipes and baskets, Hamming on gene
+# sequences, edit distance on names) for $t$ from 16 to 256 clusters. So every k-center
+# data set above gets {glue:text}`n_starts` independent k-center starts at each $t$ in
+# {glue:text}`cluster_counts_text`, all measured against the exact MST computed once per
+# data set in the first table. Each cell below is the median weight ratio over the starts,
+# with a 95% bootstrap interval over them. The claim's threshold is the paper's worst
+# figure, 1.15, and it applies to the worst cell, data set and $t$ together, as the
+# paper's 1.147 is the worst of its cells.
+
+# %%
+cluster_counts = list(size.cluster_counts)
+near = {}  # data set -> weight ratios, one row per t, one column per k-center start
+for (name, X, metric, _, parts), r in zip(cases, rows):
+    if parts is not None:
+        continue
+    starts = np.random.SeedSequence(
+        run.seed_of(f"k-center-starts-{name}")).spawn(size.n_starts)
+    weights = [[forest_completion_mst(X, metric=metric, n_clusters=t, seed=s).weight
+                for s in starts] for t in cluster_counts]
+    near[name] = np.array(weights) / r["exact"].weight
+near_cells = {
+    (name, t): bootstrap_ci(ratios[i], statistic=np.median,
+                            seed=run.seed_of(f"bootstrap-near-{name}-{t}"))
+    for name, ratios in near.items() for i, t in enumerate(cluster_counts)
+}
+
+# %% tags=["nbval-check-output"]
+print("median weight / MST over", size.n_starts, "k-center starts [95% interval]")
+display(pd.DataFrame(  # an HTML table: it scrolls on a narrow screen, text would not
+    {f"t = {t}": [f"{near_cells[name, t].value:.3f} [{near_cells[name, t].low:.3f}, "
+                  f"{near_cells[name, t].high:.3f}]" for name in near]
+     for t in cluster_counts},
+    index=pd.Index(list(near), name="data set")))
+worst_name, worst_t = max(near_cells, key=lambda key: near_cells[key].value)
+worst_cell = near_cells[worst_name, worst_t]
+over = sum(e.value > 1.15 for e in near_cells.values())
+book.glue(n_starts=size.n_starts, near_worst=worst_cell.value,
+          near_worst_low=worst_cell.low, near_worst_high=worst_cell.high,
+          near_worst_name=worst_name, near_worst_t=worst_t, near_over=over,
+          near_cells=len(near_cells), near_t_max=max(cluster_counts),
+          near_min_size=min(len(case[1]) for case in cases) / max(cluster_counts))
+book.glue("cluster_counts_text", ", ".join(str(t) for t in cluster_counts))
+book.claim(
+    "near-optimal", worst_cell.value, interval=(worst_cell.low, worst_cell.high),
+    note=f"ours: the worst cell, {worst_name} at t = {worst_t}: median over "
+    f"{size.n_starts} k-center starts [95% bootstrap interval]",
+    digits=4,
+)
+
+# %% tags=["hide-input", "remove-output"]
+fig, ax = book.figure(height=3.2)
+for name, colour, marker in zip(near, book.PALETTE, "osd^"):
+    cells = [near_cells[name, t] for t in cluster_counts]
+    mid = np.array([e.value for e in cells])
+    err = np.array([[e.value - e.low for e in cells],
+                    [e.high - e.value for e in cells]])
+    ax.errorbar(cluster_counts, mid, yerr=err, fmt=marker + "-", color=colour,
+                capsize=3, label=name)
+ax.axhline(1.15, color="grey", linestyle=":", label="paper's worst figure, 1.15")
+ax.set_xscale("log")
+label_n_axis(ax, cluster_counts)
+ax.set_xlabel("clusters t")
+ax.set_ylabel("weight / exact MST (median)")
+fig.legend(loc="outside lower center", ncols=2, fontsize=8)
+book.show_figure(fig, "fig_starts")
+
+# %% [markdown]
+# ```{glue:figure} fig_starts
+# :alt: Median weight ratio of MFC's tree over the exact MST against the number of k-center clusters t on a log axis, one line with interval bars per data set, and a dotted horizontal line at the paper's worst figure 1.15.
+# :name: fig-15-starts
+#
+# **MFC's trees against the exact MST, per data set and number of clusters.** Median
+# over {glue:text}`n_starts` k-center starts of MFC's weight over the
+# exact MST, with 95% bootstrap intervals, against the number of clusters $t$; dotted:
+# the paper's worst figure.
+# ```
+#
+# The worst cell is {glue:text}`near_worst_name` at $t=$ {glue:text}`near_worst_t`: a
+# median of {glue:text}`near_worst:.3f` [{glue:text}`near_worst_low:.3f`,
+# {glue:text}`near_worst_high:.3f`], and {glue:text}`near_over` of the
+# {glue:text}`near_cells` cells lie above 1.15 ({numref}`fig-15-starts`). Two differences
+# from the paper's setting are to be kept in mind. Our data sets have a few thousand
+# points, where the paper's have 30,000 to 40,000, so the same $t$ cuts them into much
+# smaller clusters: {glue:text}`near_min_size:.0f` points on average at
+# $t=$ {glue:text}`near_t_max` for the smallest of them, against more than 100 at $t=256$
+# in the paper. The worst of {glue:text}`near_cells` medians also sits a little above
+# its cell's typical value, as the largest of several noisy figures does; the paper's
+# 1.147 is likewise the worst of its cells. And cosine distance is not a
+# metric, so none of the paper's guarantees covers it; it stays in the claim because a
+# user will try it.
 #
 # ## 2. Quality follows the overlap
 #
@@ -301,7 +388,6 @@ ns = np.array(size.n_grid)
 eval_slope = book.measure.loglog_slope(ns, [evaluations[n][0] for n in ns])
 time_slopes = {m: book.measure.loglog_slope(sorted(c), [c[n] for n in sorted(c)])
                for m, c in cost.items()}
-crossover = book.measure.crossover(cost["MFC"], cost["exact (implicit Prim)"])
 speedup_max = cost["exact (implicit Prim)"][ns[-1]] / cost["MFC"][ns[-1]]
 
 # %% tags=["nbval-check-output"]
@@ -345,32 +431,74 @@ book.show_figure(fig, "fig_cost")
 # ```
 
 # %% [markdown]
-# The claims below are read from this run's slope and times ({numref}`fig-15-cost`). The evaluation count does
-# not depend on the machine, and its slope is held to the usual tolerance when the tests
-# re-execute the notebook. CPU times depend on it: MFC is faster than exact implicit
-# Prim beyond a crossover inside the measured range exactly when it is faster at the
-# largest $n$, so the claim compares that speed-up with 1; like every timed claim it is
-# pooled over seeds, and the tests do not compare its value.
+# The claims below are read from this run's slope and times ({numref}`fig-15-cost`). The
+# evaluation count does not depend on the machine, and its slope is held to the usual
+# tolerance when the tests re-execute the notebook. CPU times depend on it. The paper calls
+# MFC "orders of magnitude faster than exact algorithms"; the claim reads that at its
+# weakest, one order: a speed-up of at least 10 over exact implicit Prim at the largest
+# $n$ measured. Like every timed claim it is pooled over seeds, and the tests do not
+# compare its value. Exact Prim's $\binom n2$ evaluations against MFC's
+# $O(nt+\sum_i|C_i|^2)$, about $n^{1.5}$, would make the speed-up grow like $\sqrt n$ if
+# every evaluation cost the same; the table shows how it grows in fact, with its log-log
+# slope over the three largest sizes.
 
 # %% tags=["nbval-check-output"]
-book.glue("eval_slope", eval_slope)
-book.glue("speedup_max", speedup_max)
-book.glue("n_max", int(ns[-1]))
+prim = cost["exact (implicit Prim)"]
+speedups = {n: prim[n] / cost["MFC"][n] for n in ns}
+top = ns[-3:]
+speedup_slope = book.measure.loglog_slope(top, [speedups[n] for n in top])
+print("     n   MFC (s)   exact Prim (s)   speed-up")
+for n in ns:
+    print(f"{n:6d}   {cost['MFC'][n]:7.3f}   {prim[n]:14.3f}   {speedups[n]:8.1f}")
+print(f"log-log slope of the speed-up over n = {top[0]} to {top[-1]}: "
+      f"{speedup_slope:.2f}")
+n_max = int(ns[-1])
+above = [int(n) for n in ns if speedups[n] >= 10]
+if speedup_max >= 10:
+    held = min(n for n in ns if all(speedups[m] >= 10 for m in ns if m >= n))
+    ten_text = f"it is at least 10 times faster from n = {held} on"
+elif above:
+    ten_text = (f"it passes 10 times at n = {', '.join(map(str, above))} but not at "
+                "the largest size: 10 times is not held at the sizes measured")
+elif speedup_slope > 0:
+    n_ten = n_max * (10 / speedup_max) ** (1 / speedup_slope)
+    ten_text = ("10 times is not reached at the sizes measured; at the growth of the "
+                f"largest sizes it would be near n = {float(f'{n_ten:.2g}'):,.0f}")
+else:
+    ten_text = ("10 times is not reached at the sizes measured, and the speed-up no "
+                "longer grows at the largest sizes")
+n_dense = max(cost["exact (SciPy, dense)"])
+book.glue(eval_slope=eval_slope, speedup_max=speedup_max, n_max=n_max,
+          speedup_slope=speedup_slope, ten_text=ten_text, n_dense=n_dense,
+          dense_speedup=cost["exact (SciPy, dense)"][n_dense] / cost["MFC"][n_dense],
+          prim_dense_ratio=cost["exact (SciPy, dense)"][n_dense] / prim[n_dense])
 crossover_text = book.measure.describe_crossover(
-    cost["MFC"], cost["exact (implicit Prim)"], "MFC", "exact implicit Prim")
+    cost["MFC"], prim, "MFC", "exact implicit Prim")
 book.glue("crossover_text", crossover_text)
 book.claim("subquadratic", eval_slope)
-assert (crossover is not None) == (speedup_max > 1)  # a crossover iff MFC wins at n_max
 book.claim(
-    "faster", speedup_max, note=f"ours: exact Prim time / MFC time at n = {ns[-1]}",
+    "faster", speedup_max,
+    note=f"ours: exact Prim time / MFC time at n = {n_max}; log-log slope of the "
+    f"speed-up over the three largest n: {speedup_slope:.2f}",
 )
 
 # %% [markdown]
 # The evaluation count grows with slope {glue:text}`eval_slope:.2f`. In CPU time,
 # {glue:text}`crossover_text`, and it is {glue:text}`speedup_max:.1f` times faster at
-# $n=$ {glue:text}`n_max`. Not claimed: "orders of magnitude". Implicit Prim in numpy is itself
-# vectorised over each row, and the paper's own archived runs show speed-ups of 1 to 16 times at
-# 30,000 points.
+# $n=$ {glue:text}`n_max`, the largest size measured; the speed-up's log-log slope over
+# the three largest sizes is {glue:text}`speedup_slope:.2f`, and
+# {glue:text}`ten_text`. The speed-up grows more slowly than the evaluation counts
+# suggest because the two methods do not pay the same for an evaluation: implicit Prim in
+# numpy computes each row of distances in one vectorised call, while MFC works on many
+# small blocks (one distance block and one small MST per cluster), each with its own
+# fixed cost. The paper's "orders of magnitude" is measured
+# against another exact baseline: the official code materialises all $\binom n2$ edges and
+# runs Kruskal on them, which costs $O(n^2\log n)$ time and $O(n^2)$ memory. SciPy's dense
+# MST works the same way; at $n=$ {glue:text}`n_dense`, the largest size it runs here, it
+# takes {glue:text}`prim_dense_ratio:.1f` times as long as implicit Prim and
+# {glue:text}`dense_speedup:.0f` times as long as MFC. Against that baseline the official
+# repository's archived runs show speed-ups of 100 to 940 times on uniform synthetic
+# points of 30,000, but only 1 to 16 times on its real data sets of 30,000 to 40,000.
 #
 # ### A specialised exact algorithm in low dimension
 #
@@ -379,11 +507,12 @@ book.claim(
 # does not, because it is built for arbitrary metrics.
 
 # %%
-X_plane = gaussian_mixture(max(size.n_grid), 2, 20, run.rng("plane-points"))
+plane_ns = np.array([n for n in size.n_grid if n <= size.n_plane_max])
+X_plane = gaussian_mixture(int(plane_ns[-1]), 2, 20, run.rng("plane-points"))
 plane_kc_seed = run.seed_of("plane-k-center-start")
 plane = {"MFC": {}, "exact (implicit Prim)": {}, "mlpack EMST (exact)": {}}
 plane_weights = {}
-for n in size.n_grid:
+for n in plane_ns:
     X = X_plane[:n]
     plane["MFC"][n], tree = timed(lambda: forest_completion_mst(X, seed=plane_kc_seed),
                                   repeats=size.repeats)
@@ -403,13 +532,14 @@ fig, ax = book.figure(height=3.2)
 for (method, c), marker in zip(plane.items(), "osd"):
     ax.loglog(sorted(c), [c[n] for n in sorted(c)], marker + "-", color=COLOURS[method],
               label=method)
-label_n_axis(ax, ns)
+label_n_axis(ax, plane_ns)
 ax.set_xlabel("n (2-D Gaussian mixture)")
 ax.set_ylabel("CPU seconds")
 fig.legend(loc="outside lower center", ncols=3)
 book.show_figure(fig, "fig_plane")
-plane_ratio = plane["MFC"][ns[-1]] / plane["mlpack EMST (exact)"][ns[-1]]
-book.glue(plane_ratio=plane_ratio)
+n_plane = int(plane_ns[-1])
+plane_ratio = plane["MFC"][n_plane] / plane["mlpack EMST (exact)"][n_plane]
+book.glue(plane_ratio=plane_ratio, n_plane_max=n_plane)
 
 # %% [markdown]
 # ```{glue:figure} fig_plane
@@ -421,7 +551,7 @@ book.glue(plane_ratio=plane_ratio)
 # (exact), the least of up to {glue:text}`repeats` runs on this run's machine.
 # ```
 #
-# At $n=$ {glue:text}`n_max` in the plane ({numref}`fig-15-plane`), MFC takes
+# At $n=$ {glue:text}`n_plane_max` in the plane ({numref}`fig-15-plane`), MFC takes
 # {glue:text}`plane_ratio:.1f` times as long as mlpack's exact EMST. For vectors in the plane,
 # use a specialised exact algorithm. How far up in dimension does that advice hold?
 #
@@ -558,7 +688,7 @@ else:
 book.glue("dims_crossover_text", dims_crossover_text)
 book.claim(
     "crossover-d", cross_value,
-    shown=cross_d if cross_d is not None else f"none up to d = {dims[-1]}",
+    shown={"$d^*$": cross_d if cross_d is not None else f"none up to d = {dims[-1]}"},
     note=f"ours: the crossover dimension; MFC / best exact time "
     f"{time_ratio[dims[0]]:.2g} at d = {dims[0]}, {time_ratio[dims[-1]]:.2g} at "
     f"d = {dims[-1]}",
@@ -660,12 +790,16 @@ for k, ari in aris.items():
 #
 # ## What differs from the paper, and why
 #
-# * **Scale and language.** $n$ up to {glue:text}`n_max` instead of 20,000 to 40,000, and numpy
-#   instead of C++. Exact implicit Prim in numpy is vectorised over each row, so the speed-ups are
-#   smaller than a scalar loop would suggest; the evaluation counts do not depend on any of this.
+# * **Scale and language.** The quality tables use a few thousand points and the cost
+#   section up to {glue:text}`n_max`, where the paper has 20,000 to 40,000, and numpy
+#   instead of C++. Exact implicit Prim in numpy is vectorised over each row, so the
+#   speed-ups are smaller than a scalar loop would suggest; the evaluation counts do not
+#   depend on any of this.
 # * **Data.** The paper's real data sets (FashionMNIST, recipes, baskets, gene sequences, US names)
 #   are not available offline; digits and synthetic strings stand in.
-# * **Clusters.** $t = \lceil\sqrt n\rceil$ throughout, where the paper sweeps $t$ from 16 to 256.
+# * **Clusters.** $t = \lceil\sqrt n\rceil$ throughout, except in the table of k-center
+#   starts, which sweeps the paper's $t$ from 16 to 256 on data sets ten to twenty times
+#   smaller than the paper's.
 #
 # ## Exercises
 #
@@ -687,7 +821,7 @@ for k, ari in aris.items():
 # curves as a table (plot them with `ax.semilogx`), with $\gamma$ beside them.
 
 # %%
-exact_blobs = exact_mst(blobs)
+exact_blobs = rows[0]["exact"]  # exact implicit Prim, section 1
 pairs_blobs = size.n_blobs * (size.n_blobs - 1) / 2
 sweep_t = {}
 sweep_t_seed = run.seed_of("sweep-t-k-center-start")

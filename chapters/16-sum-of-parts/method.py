@@ -87,8 +87,8 @@ book.glue(var_bin=float(y_bin.var()), mse_feature=mse["per-feature"],
 # %% tags=["nbval-check-output"]
 book.claim(
     "bound-binomial", bool(mse["per-feature"] > 1e-3 and mse["true groups"] < 1e-12),
-    shown=(mse["per-feature"], mse["true groups"]),
-    note="ours: per-feature and true-group MSE; exact enumeration of {0,1}^10",
+    shown={"per-feature": mse["per-feature"], "true groups": mse["true groups"]},
+    note="ours: per-feature and true-group MSE; exact enumeration of $\\{0,1\\}^{10}$",
 )
 
 # %% [markdown]
@@ -166,7 +166,23 @@ book.glue(backbone_acc=backbone_acc)
 # gradient; the one differentiable quantity is the scalar
 # $c_g=\sum_{p\in\text{top}}A_{g,p}-\sum_{p\notin\text{top}}A_{g,p}=2\sum_{\text{top}}A_{g,p}
 # -1\in[-1,1]$, which scales the group's output. $G=8$ of the $M=16$ candidates are kept,
-# at evenly spaced indices (`sp.evenly_spaced(16, 8)` = {glue:text}`kept`).
+# at evenly spaced indices (`sp.evenly_spaced(16, 8)` = {glue:text}`kept`). In
+# `SumOfParts.candidates`, `E` is the patch embedding, `logits` the scaled query-key
+# products (then blurred) and the softmax gives the rows of $A$; `topk_mask` returns the
+# hard mask $m_g$ and $c_g$.
+#
+# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# :pyobject: SumOfParts.candidates
+# :dedent: 4
+# :caption: `icml25.sum_of_parts.SumOfParts.candidates`: the attention rows $A$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# :pyobject: topk_mask
+# :caption: `icml25.sum_of_parts.topk_mask`: the hard masks $m_g$ and the scalars $c_g$
+# :language: python
+# ```
 #
 # **The selector** weights the groups per class with sparsemax {cite}`martins2016softmax`
 # (from the `entmax` package {cite}`peters2019sparse`), which returns a probability vector
@@ -177,13 +193,23 @@ book.glue(backbone_acc=backbone_acc)
 # y_c=\sum_g\underbrace{\alpha_{c,g}\,c_g\,\ell_{g,c}}_{\text{attribution }a_{c,g}},$$
 #
 # with $\ell_g=W z_g+b$ the backbone's logits on the masked input. The loss is the
-# cross-entropy of $y$: no group labels. `sp.SumOfParts` is this model; training moves
-# only the projection, the attention and the selector. At initialisation the attention is
-# nearly uniform, so $c_g\approx2k-1<0$ and the groups' logits enter with the wrong sign
-# until the attention sharpens; a larger $s_{gg}$ sharpens it sooner. We use
-# $s_{gg}=4/\sqrt{D_e}$, chosen on the training loss (with $1/\sqrt{D_e}$ SOP's training
-# loss on digits rose again after a few hundred steps); the paper tunes this scale per
-# task too.
+# cross-entropy of $y$: no group labels. In `SumOfParts.forward`, `group_logits` are the
+# $\ell_g$, `weights` the sparsemax $\alpha$, and `attributions` the $a_{c,g}$, whose sum
+# over the groups is the output $y$:
+#
+# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# :pyobject: SumOfParts.forward
+# :dedent: 4
+# :caption: `icml25.sum_of_parts.SumOfParts.forward`: groups, selector and attributions
+# :language: python
+# ```
+#
+# `sp.SumOfParts` is this model; training moves only the projection, the attention and the
+# selector. At initialisation the attention is nearly uniform, so $c_g\approx2k-1<0$ and the
+# groups' logits enter with the wrong sign until the attention sharpens; a larger $s_{gg}$
+# sharpens it sooner. We use $s_{gg}=4/\sqrt{D_e}$, chosen on the training loss (with
+# $1/\sqrt{D_e}$ SOP's training loss on digits rose again after a few hundred steps); the
+# paper tunes this scale per task too.
 
 # %%
 sop = sp.SumOfParts(backbone, (8, 8), PATCH, k=K, n_groups=GROUPS,

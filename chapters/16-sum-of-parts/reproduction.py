@@ -153,7 +153,8 @@ book.claim(
     note="interval: 95% bootstrap over test images; tolerance: a trained model",
 )
 paired_claim(
-    "xor-beats-per-feature", gap_xor, (xor_acc["sop"][0], xor_acc["nam"][0]),
+    "xor-beats-per-feature", gap_xor,
+    {"SOP": xor_acc["sop"][0], "per-feature": xor_acc["nam"][0]},
     "SOP, per-feature accuracies",
 )
 book.claim(
@@ -240,13 +241,14 @@ book.show_figure(fig, "fig_accuracy")
 # %% tags=["nbval-check-output"]
 paired_claim(
     "digits-close-to-backbone", gap_backbone,
-    (dig_acc["sop"][0], dig_acc["backbone"][0]),
+    {"SOP": dig_acc["sop"][0], "backbone": dig_acc["backbone"][0]},
     "SOP, backbone accuracies (the claim is on their difference)",
     "; each group shows a quarter of the digit and the selector averages the groups' "
     "logits",
 )
 paired_claim(
-    "digits-above-fixed", gap_fixed, (dig_acc["sop"][0], dig_acc["fixed"][0]),
+    "digits-above-fixed", gap_fixed,
+    {"SOP": dig_acc["sop"][0], "fixed patches": dig_acc["fixed"][0]},
     "SOP, fixed-patch accuracies",
 )
 
@@ -371,13 +373,15 @@ book.show_figure(fig, "fig_insdel")
 # %% tags=["nbval-check-output"]
 paired_claim(
     "insertion", ins_gap,
-    (float(auc["sop"][0].mean()), float(auc[best_ins][0].mean())),
+    {"SOP": float(auc["sop"][0].mean()),
+     "best post-hoc": float(auc[best_ins][0].mean())},
     "SOP, best post-hoc areas",
     "; SOP is less confident on whole digits than its backbone, which caps its curve",
 )
 paired_claim(
     "deletion", del_gap,
-    (float(auc["sop"][1].mean()), float(auc[best_del][1].mean())),
+    {"SOP": float(auc["sop"][1].mean()),
+     "best post-hoc": float(auc[best_del][1].mean())},
     "SOP, best post-hoc areas",
 )
 

@@ -50,6 +50,47 @@ GAMMA = 2.0  # aspect ratio p/n of the matrices
 # says how it was checked). The sampler (`htmp.sample_htmp`) is Dumitriu and Edelman's bidiagonal
 # model of the $\beta$-Laguerre ensemble {cite}`dumitriu2002matrix` with $\beta=\kappa/p$: $O(n)$
 # chi-distributed numbers and one tridiagonal eigenproblem instead of a dense $p\times n$ matrix.
+#
+# `_logpdf_mpmath_scalar` is $\log f$ term by term, with `b` $=\kappa/2$ and `1 - a`
+# $=\kappa/(2\gamma)$ (so `mpmath.log(b) - mpmath.loggamma(b + 1)` is the $\kappa/2$ over
+# $\Gamma(\tfrac\kappa2+1)$) and `u` $=U(\tfrac\kappa2,c,-y)$. It is the reference, and the
+# fallback where SciPy's functions are not reliable; most points take the faster
+# `_logpdf_scipy`.
+#
+# ```{literalinclude} /lib/icml25/htmp/density.py
+# :pyobject: _logpdf_mpmath_scalar
+# :caption: `icml25.htmp.density._logpdf_mpmath_scalar`: the density's formula
+# :language: python
+# ```
+#
+# :::{dropdown} The code: the fast density, and the sampler
+# `_logpdf_scipy` avoids complex arithmetic: with $a=c-b$, DLMF 13.2.41 and Kummer's
+# transformation give
+#
+# $$|U(b,c,-y)|^2=\frac{\pi^2e^{-2y}y^{2(1-c)}}{\Gamma(1-a)^2\sin^2\pi a}
+# \big(P^2-2PQ\cos\pi a+Q^2\big),\qquad P=\frac{y^{c-1}M(a,c,y)}{\Gamma(c)},\quad
+# Q=\frac{U(1-b,2-c,y)}{\Gamma(b)},$$
+#
+# real functions of a positive argument; `bracket` is the last factor, and `amplification`
+# says how much of the rounding error in `P` and `Q` the cancellation in it magnifies.
+#
+# ```{literalinclude} /lib/icml25/htmp/density.py
+# :pyobject: _logpdf_scipy
+# :caption: `icml25.htmp.density._logpdf_scipy`: $\log f$ through real functions
+# :language: python
+# ```
+#
+# In `sample_htmp`, `diag` and `sub` are the chi variates $B_{ii}$ and $B_{i+1,i}$ of the
+# bidiagonal model with `beta` $=\kappa/p$, and the last line returns the eigenvalues of
+# $BB^\top$ times $\gamma/(\beta p)=\gamma/\kappa$.
+#
+# ```{literalinclude} /lib/icml25/htmp/sampling.py
+# :pyobject: sample_htmp
+# :caption: `icml25.htmp.sample_htmp`: the bidiagonal model
+# :language: python
+# ```
+# :::
+#
 # Below, {glue:text}`draws` matrices of {glue:text}`n` nonzero eigenvalues each per $\kappa$, at
 # $\gamma=2$, on logarithmic axes.
 
@@ -97,7 +138,8 @@ book.show_figure(fig, "fig_density")
 worst = max(ks.values())
 book.claim(
     "sampler-matches", worst,
-    note=f"ours: the worst KS over kappa in {list(size.kappas)} and MP, gamma = 2",
+    note=f"ours: the worst KS over $\\kappa$ in {list(size.kappas)} and MP, "
+    "$\\gamma = 2$",
     digits=3,
 )
 
@@ -157,7 +199,19 @@ book.show_figure(fig, "fig_local_slope")
 #
 # `htmp.fit_kappa` maximises the likelihood over $\log\kappa$ after scaling the eigenvalues to mean
 # $\gamma$ (the mean of $f$ for every $\kappa$), so that the estimate sees only the *shape* of the
-# spectrum, like WeightWatcher's exponent. On one matrix of 200 eigenvalues per true $\kappa$:
+# spectrum, like WeightWatcher's exponent. In `fit_kappa`, `x` is the spectrum scaled to mean
+# $\gamma$, `negative_log_likelihood` is $-\sum_i\log f(x_i;\gamma,\kappa)$ as a function of
+# $\log\kappa$, and `optimize.minimize_scalar` is the bounded Brent search.
+#
+# :::{dropdown} The code: `fit_kappa`
+# ```{literalinclude} /lib/icml25/htmp/fitting.py
+# :pyobject: fit_kappa
+# :caption: `icml25.htmp.fit_kappa`: maximum likelihood over $\log\kappa$
+# :language: python
+# ```
+# :::
+#
+# On one matrix of 200 eigenvalues per true $\kappa$:
 
 # %%
 fit_rng = run.rng("fit-samples")

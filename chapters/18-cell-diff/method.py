@@ -140,7 +140,23 @@ book.show_figure(fig, "fig_cells")
 # it. **The switch:** each training sample is an image sample (sequence fully visible, $t$
 # uniform over the 200 steps) or, with probability 1/2, a sequence sample, whose image
 # timestep is set to 0 so that the clean image conditions the sequence. The loss is the
-# sum of the two means.
+# sum of the two means. In `oaardm_mask`, `order` is $\sigma-1$, a random rank per
+# position counted from 0, so `order >= t - 1` masks $\sigma\ge t$; in `unified_loss`,
+# `is_img` is the switch, `img_loss` is $\mathcal L_{\text{img}}$ and `per_seq` the mean
+# cross-entropy over each sequence's masked positions, averaged into
+# $\mathcal L_{\text{seq}}$.
+#
+# ```{literalinclude} /lib/icml25/cell_diff.py
+# :pyobject: oaardm_mask
+# :caption: `icml25.cell_diff.oaardm_mask`: the OA-ARDM training mask
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/cell_diff.py
+# :pyobject: unified_loss
+# :caption: `icml25.cell_diff.unified_loss`: one objective for both diffusions
+# :language: python
+# ```
 
 # %%
 sched = C.scheduler("ddpm")
@@ -326,8 +342,17 @@ book.show_figure(fig, "fig_swap")
 # The other direction starts from an all-masked sequence and, in a random order, samples
 # one residue at a time from the model's logits given the clean protein image (at $t=0$),
 # the reference channels and the residues drawn so far: {glue:text}`seq_len` forward
-# passes per sequence. Five sequences generated for one nuclear and one membrane cell,
-# with the motif detectors' verdict:
+# passes per sequence. In `sample_sequences`, `order` is the random order and each pass
+# of the loop draws the residue at position `pos` from the softmax of its logits:
+#
+# ```{literalinclude} /lib/icml25/cell_diff.py
+# :pyobject: sample_sequences
+# :caption: `icml25.cell_diff.sample_sequences`: image to sequence
+# :language: python
+# ```
+#
+# Five sequences generated for one nuclear and one membrane cell, with the motif
+# detectors' verdict:
 
 # %%
 for k in (0, 3):

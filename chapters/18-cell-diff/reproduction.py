@@ -198,8 +198,8 @@ gap = ci(scores["cell_diff"]["accuracy"] - scores["no_sequence"]["accuracy"],
          "accuracy-cell_diff-minus-no_sequence")
 book.claim(
     "seq-localisation", gap[0], interval=gap[1],
-    shown=(scores["cell_diff"]["accuracy"].mean(),
-           scores["no_sequence"]["accuracy"].mean()),
+    shown={"CELL-Diff": scores["cell_diff"]["accuracy"].mean(),
+           "no sequence": scores["no_sequence"]["accuracy"].mean()},
     note="ours: CELL-Diff, no sequence; 4 compartments (chance 0.25); interval: paired "
     "bootstrap over test cells",
 )
@@ -207,21 +207,24 @@ sharp = ci(scores["cell_diff"]["hf"] - scores["regression"]["hf"],
            "hf-cell_diff-minus-regression")
 book.claim(
     "sharper-than-regression", sharp[0], interval=sharp[1],
-    shown=(scores["cell_diff"]["hf"].mean(), scores["regression"]["hf"].mean()),
+    shown={"CELL-Diff": scores["cell_diff"]["hf"].mean(),
+           "regression": scores["regression"]["hf"].mean()},
     note="ours: CELL-Diff, regression; interval: paired bootstrap over test cells",
 )
 iou_gap = ci(scores["cell_diff"]["iou"] - scores["regression"]["iou"],
              "iou-cell_diff-minus-regression")
 book.claim(
     "iou-vs-regression", iou_gap[0], interval=iou_gap[1],
-    shown=(scores["cell_diff"]["iou"].mean(), scores["regression"]["iou"].mean()),
+    shown={"CELL-Diff": scores["cell_diff"]["iou"].mean(),
+           "regression": scores["regression"]["iou"].mean()},
     note="ours: CELL-Diff, regression; interval: paired bootstrap over test cells",
 )
 iou_nn = ci(scores["cell_diff"]["iou"] - scores["retrieval"]["iou"],
             "iou-cell_diff-minus-retrieval")
 book.claim(
     "iou-vs-retrieval", iou_nn[0], interval=iou_nn[1],
-    shown=(scores["cell_diff"]["iou"].mean(), scores["retrieval"]["iou"].mean()),
+    shown={"CELL-Diff": scores["cell_diff"]["iou"].mean(),
+           "retrieval": scores["retrieval"]["iou"].mean()},
     note="ours: CELL-Diff, retrieval; interval: paired bootstrap over test cells; the "
     "paper's IoU binarises each image at its median, so the bright half of any real "
     "image of the right kind covers much of another cell's body; against the true "
@@ -311,7 +314,7 @@ book.show_figure(fig, "fig_img2seq")
 motif_gap = ci(hit["matched"] - hit["shuffled"], "motif-matched-minus-shuffled")
 book.claim(
     "img2seq-motif", motif_gap[0], interval=motif_gap[1],
-    shown=(hit["matched"].mean(), hit["shuffled"].mean()),
+    shown={"own images": hit["matched"].mean(), "shuffled": hit["shuffled"].mean()},
     note="ours: own images, shuffled images; interval: paired bootstrap over test "
     "cells",
 )

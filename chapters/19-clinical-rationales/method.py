@@ -144,6 +144,30 @@ book.show_figure(fig, "fig_phantom")
 #
 # Nothing tells the model which pixels of a lesion show its margin or its texture: the
 # lesion's pixels are only pooled. Whatever localisation the heat maps show is learned.
+# In the code, `concept_vectors` is $t_c$ and `heat_maps` is $H_c$; in `align_loss`, `z`
+# is $z_\ell$, each pass of the loop over `GROUPS` is one group's InfoNCE term and the
+# last cross-entropy is the lesion-free pixels' term; `disentangle_loss` is
+# $\mathcal L_\text{disen}$.
+#
+# ```{literalinclude} /lib/icml25/rationales.py
+# :pyobject: RationaleModel
+# :caption: `icml25.rationales.RationaleModel`: pixel embeddings, concept vectors, heat maps
+# :language: python
+# ```
+#
+# :::{dropdown} The code: `align_loss` and `disentangle_loss`
+# ```{literalinclude} /lib/icml25/rationales.py
+# :pyobject: align_loss
+# :caption: `icml25.rationales.align_loss`: $\mathcal L_\text{align}$
+# :language: python
+# ```
+#
+# ```{literalinclude} /lib/icml25/rationales.py
+# :pyobject: disentangle_loss
+# :caption: `icml25.rationales.disentangle_loss`: $\mathcal L_\text{disen}$
+# :language: python
+# ```
+# :::
 
 # %%
 gram_text = text @ text.T
@@ -184,7 +208,7 @@ book.show_figure(fig, "fig_gram")
 # %% tags=["nbval-check-output"]
 book.claim(
     "disentangled", mean_sq_trained / mean_sq_text,
-    shown=(mean_sq_trained, mean_sq_text),
+    shown={"trained": mean_sq_trained, "MiniLM": mean_sq_text},
     note="ours: mean squared cosine, trained and MiniLM; the Disen term minimises it",
 )
 

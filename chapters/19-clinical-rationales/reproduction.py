@@ -147,8 +147,8 @@ def on_par(id, setting, part, note=""):
     g = gap[setting, part]
     book.claim(
         id, g[0], interval=g[1],
-        shown=(float(dice[setting, "rationale"][part].mean()),
-               float(dice[setting, "unet"][part].mean())),
+        shown={"rationale model": float(dice[setting, "rationale"][part].mean()),
+               "U-Net": float(dice[setting, "unet"][part].mean())},
         note="ours: rationale model, U-Net; interval: paired bootstrap over test "
         f"images{note}",
     )
@@ -259,7 +259,8 @@ book.show_figure(fig, "fig_localisation")
 for k in ("pointing", "iou"):
     book.claim(
         f"loc-{k}-gradcam", loc_gap[k][0], interval=loc_gap[k][1],
-        shown=(loc["rationale", k][0], loc[best[k], k][0]),
+        shown={"rationale model": loc["rationale", k][0],
+               LABELS[best[k]]: loc[best[k], k][0]},
         note=f"ours: rationale model, {LABELS[best[k]]}; interval: paired bootstrap "
         "over test images" + ("; the heat maps peak on the right lesion but light up "
                               "only part of it" if k == "iou" else ""),
@@ -268,7 +269,8 @@ rand_gap = ci(img_scores["rationale"]["pointing"]
               - img_scores["random"]["pointing"], "loc-gap-random-pointing")
 book.claim(
     "loc-random", rand_gap[0], interval=rand_gap[1],
-    shown=(loc["rationale", "pointing"][0], loc["random", "pointing"][0]),
+    shown={"rationale model": loc["rationale", "pointing"][0],
+           "random": loc["random", "pointing"][0]},
     note="ours: rationale model, random; interval: paired bootstrap over test images",
 )
 

@@ -82,6 +82,7 @@ class Claim:
     note: str = ""
     fidelity: str = "paper"
     seed: int | None = None
+    shown: str = ""  # the figures behind the value, labelled (``SOP 0.83 vs backbone 0.97``)
 
     @property
     def holds(self) -> bool:
@@ -102,12 +103,13 @@ class Claim:
         return f"threshold {self.criterion()}"
 
     def ours(self) -> str:
-        """The measured figure, with its interval where there is one."""
+        """The measured value with its interval, then the figures behind it:
+        ``0.14 [0.11, 0.18] – SOP 0.83 vs backbone 0.97``."""
         text = self.measured
         if self.interval is not None:
             lo, hi = self.interval
             text += f" [{format_measured(lo)}, {format_measured(hi)}]"
-        return text
+        return f"{text} – {self.shown}" if self.shown else text
 
     def line(self) -> str:
         """One plain-text line (wrapped at 88 columns) for terminals and logs."""
@@ -131,7 +133,7 @@ class Claim:
         shown = pooled["verdict"] if pooled else self.verdict
         ink, paper_bg, mark = colours[shown]
         kind = "Claim" if self.kind == "claim" else "Check"
-        esc = html.escape
+        esc = _html_with_math
         if pooled:
             head = f"{mark} {kind} {esc(shown)}"
             ours = (f"<strong>Ours, over the seeds:</strong> {esc(pooled['text'])} "
@@ -154,8 +156,7 @@ class Claim:
             f'style="border-left:.3em solid {ink};background:{paper_bg};color:#212121;'
             f'padding:.45em .8em;margin:.3em 0;border-radius:.2em;line-height:1.45;'
             f'overflow-wrap:anywhere">'
-            f'<div><strong style="color:{ink}">{head}</strong> '
-            f'<code style="background:none;color:#555">{esc(self.id)}</code></div>'
+            f'<div><strong style="color:{ink}">{head}</strong></div>'
             f"<div>{esc(self.statement)}</div>"
             f'<div style="margin-top:.25em">{ours}</div>{extra}{note}</div>{BOX_END}'
         )
@@ -168,6 +169,28 @@ class Claim:
     def bundle(self) -> dict:
         """The MIME bundle displayed by :func:`claim`."""
         return {"text/html": self.box(), "text/plain": self.line(), MIME: self.as_dict()}
+
+
+def _html_with_math(text: str) -> str:
+    """Text for the verdict box's HTML: escaped, with ``$...$`` as MathJax's inline math."""
+    parts = html.escape(str(text)).split("$")
+    if len(parts) % 2 == 0:  # an odd number of dollars: not math
+        return html.escape(str(text))
+    return "".join(p if i % 2 == 0 else f"\\({p}\\)" for i, p in enumerate(parts))
+
+
+def format_shown(shown, digits: int = 3) -> str:
+    """The figures behind a claim's value, for a reader: a mapping ``{"SOP": 0.83,
+    "backbone": 0.97}`` reads ``SOP 0.83 vs backbone 0.97`` (two compared), ``a 1, b 2, c 3``
+    (more), ``n = 200: 0.08, n = 1000: 0.03`` (labels that hold a value); a sequence reads
+    ``0.83, 0.97``."""
+    if isinstance(shown, dict):
+        # "n = 200: 0.083" where the label holds a value of its own, "SOP 0.83" otherwise
+        parts = [f"{label}{': ' if '=' in str(label) else ' '}{format_measured(v, digits)}"
+                 for label, v in shown.items()]
+        compared = len(parts) == 2 and not any("=" in str(label) for label in shown)
+        return " vs ".join(parts) if compared else ", ".join(parts)
+    return format_measured(shown, digits)
 
 
 def format_measured(value, digits: int = 3) -> str:
@@ -253,8 +276,10 @@ def evaluate(id: str, value, *, seed: int | None, interval: tuple | None = None,
         This run's uncertainty $[\\ell, u]$ of $v$ (a confidence interval over the run's
         samples): the within-seed error of the pooled interval; it makes this run's verdict
         *inconclusive* when it straddles the threshold.
-    shown : optional
-        What to print as "ours" when it is not ``value`` itself (e.g. a pair of figures).
+    shown : dict or sequence, optional
+        The figures behind ``value``, printed after it: ``{"SOP": sop, "backbone": base}``
+        when the value is their difference reads ``0.14 [0.11, 0.18] – SOP 0.83 vs backbone
+        0.97``. Label them: a reader cannot tell what bare numbers are.
     note : str
         A caveat on this run's measurement.
     threshold : optional
@@ -299,7 +324,8 @@ def evaluate(id: str, value, *, seed: int | None, interval: tuple | None = None,
         op=op,
         threshold=threshold,
         verdict=verdict(value, op, threshold, interval),
-        measured=format_measured(value if shown is None else shown, digits),
+        measured=format_measured(value, digits),
+        shown="" if shown is None else format_shown(shown, digits),
         kind=declared.kind,
         interval=interval,
         rtol=declared.rtol,
