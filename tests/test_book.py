@@ -208,6 +208,13 @@ def test_chapter_pages_show_figures_and_numbers(server):
             assert href.endswith(f"{after.name}/index.html"), f"{before.name} -> {href}"
         page.goto(f"{server}/chapters/11-sotdd/index.html", wait_until="load")
         assert page.locator("table").count() >= 1
+        # Math in a verdict box is typeset, not left as \\( ... \\)
+        page.goto(f"{server}/chapters/12-equal-share/reproduction.html", wait_until="load")
+        page.wait_for_load_state("networkidle")
+        page.wait_for_function("document.querySelectorAll('.icml25-claim mjx-container')"
+                               ".length > 0", timeout=30_000)
+        boxes = " ".join(page.locator(".icml25-claim").all_inner_texts())
+        assert "\\(" not in boxes and "$" not in boxes, "math left raw in a verdict box"
         # The Performance page: every kernel beside its peers, the authors' code labelled
         page.goto(f"{server}/book/performance.html", wait_until="load")
         text = page.inner_text("main")
@@ -273,5 +280,5 @@ def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     assert "../../_pdf/11-sotdd.pdf" in page and "../../_pdf/icml25-book.pdf" in page
     assert "download-pdf-button" not in page  # one entry per PDF: not the theme's as well
     front = (HTML / "chapters" / "11-sotdd" / "index.html").read_text()
-    assert "Run this chapter" in front and "make run CHAPTER=11" in front
+    assert "Run this chapter" in front and "CHAPTER=11" in front  # code splits at spaces
     assert "../../_downloads/icml25-book.zip" in front

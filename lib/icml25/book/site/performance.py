@@ -446,7 +446,7 @@ def render(record: dict, data_dir: Path | None = None) -> str:
                    "the fraction of our time that this work takes."), ""]
     if notes:
         lines += ["Notes:", ""] + [f"* {note}" for note in notes] + [""]
-    lines += ["### Recorded elsewhere", "",
+    lines += ["## Recorded elsewhere", "",
               ("Timings of the authors' code that cannot run inside the book, recorded once, "
                "outside it: where, with which command and on which machine. A ratio against "
                "them compares two runs, not one."), ""]

@@ -69,7 +69,7 @@ def _append_with_outline(writer, pdf: bytes, heading: str, sections=()) -> None:
     reader = PdfReader(io.BytesIO(pdf))
     start = len(writer.pages)
     writer.append(reader, import_outline=False)
-    parent = writer.add_outline_item(heading, start)
+    parent = writer.add_outline_item(title=heading, page_number=start)
 
     def nest(items, under):
         last = under
@@ -80,7 +80,7 @@ def _append_with_outline(writer, pdf: bytes, heading: str, sections=()) -> None:
                 at = reader.get_destination_page_number(item)
                 name = _clean(item.title)
                 name = spelled.get("".join(name.split()), name)
-                last = writer.add_outline_item(name, start + at, parent=under)
+                last = writer.add_outline_item(title=name, page_number=start + at, parent=under)
 
     nest(reader.outline, parent)
 

@@ -62,7 +62,9 @@ def pooled_boxes(body: str, chapter: str) -> str:
     def replace(match):
         row = rows.get(html.unescape(match.group(1)))
         info = row.box_info() if row else None
-        return row.published.box(info) if info else match.group(0)
+        box = row.published.box(info) if info else match.group(0)
+        # MathJax typesets only the classes Sphinx names (the page itself is ignored)
+        return box.replace('<div class="icml25-claim', '<div class="mathjax_process icml25-claim', 1)
 
     return _BOX.sub(replace, body)
 
