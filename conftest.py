@@ -13,9 +13,12 @@
 """
 
 from icml25.common import numerics
-from icml25.book import claims
 
+# Before anything imports numpy or torch: they read the pinned variables when they load, so the
+# library tests in this process compute with the same kernels as the notebooks' kernels do.
 numerics.pin_process()
+
+from icml25.book import claims  # noqa: E402  (after the pins, on purpose)
 
 # myst-nb stores a glued value under "application/papermill.record/<its own mimetype>".
 GLUE_KEYS = tuple(f"application/papermill.record/{m}"

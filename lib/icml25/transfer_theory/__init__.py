@@ -26,6 +26,10 @@ tt``; ``tt.risk_scratch``, ...).
 * :mod:`.relu`: the nonlinear analogue, a mean-field two-layer ReLU student and a ReLU teacher
   whose source version lacks a fraction :math:`\mu` of its neurons
   (:func:`simulate_relu_transfer`).
+* :mod:`.digits`: beyond the model, on real images: a small ReLU network on scikit-learn's
+  digits, source and target tasks that detect digit classes with a shared fraction :math:`q`
+  (the cosine of their angle), pretrained, then transferred or trained from scratch
+  (:func:`simulate_digits_transfer`); torch is imported only when a network is trained.
 * :mod:`._common`: argument validation shared by the parts, and the learner names.
 
 Equation and theorem numbers follow arXiv 2410.08194v2 (not checked against the paper's full
@@ -45,6 +49,18 @@ from .closed_forms import (
     risk_scratch_finite,
     transfer_gain_finetune,
     transfer_gain_linear,
+)
+from .digits import (
+    DigitsSimulation,
+    detection_labels,
+    digit_task_classes,
+    init_mlp,
+    load_digit_images,
+    mlp_features,
+    mlp_forward,
+    ridge_readout,
+    simulate_digits_transfer,
+    train_mlp,
 )
 from .linear import (
     FlowResult as FlowResult,
@@ -99,4 +115,14 @@ __all__ = [
     "relu_linear_transfer",
     "ReluSimulation",
     "simulate_relu_transfer",
+    "load_digit_images",
+    "digit_task_classes",
+    "detection_labels",
+    "init_mlp",
+    "train_mlp",
+    "mlp_forward",
+    "mlp_features",
+    "ridge_readout",
+    "DigitsSimulation",
+    "simulate_digits_transfer",
 ]
