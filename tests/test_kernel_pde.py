@@ -3,7 +3,6 @@ known solutions."""
 
 import numpy as np
 import pytest
-
 from icml25.kernel_pde import (
     PDE,
     KroneckerInterpolant,
@@ -90,7 +89,7 @@ def test_nonlinear_benchmarks_converge_and_solvers_agree(pde):
 
 
 def test_kron_gram_equals_the_dense_product():
-    from icml25.kernel_pde import _kron_gram
+    from icml25.kernel_pde.sks import _kron_gram
 
     rng = np.random.default_rng(2)
     A1, B1 = rng.normal(size=(2, 4, 4))
@@ -104,7 +103,7 @@ def test_kron_gram_equals_the_dense_product():
 
 def test_penalised_gradient_matches_finite_differences():
     # the gradient that Gauss-Newton and Adam follow is the loss's, term by term
-    from icml25.kernel_pde import _PenalisedProblem
+    from icml25.kernel_pde.sks import _PenalisedProblem
 
     for pde, whiten in ((eikonal(0.1), False), (burgers(0.1), True)):
         prob = _PenalisedProblem(pde, pde.axes((7, 6)), (0.3, 0.4), 1e-4, 3.0, 5.0, whiten)
@@ -178,3 +177,41 @@ def test_fd_is_second_order():
 def test_bad_grids_and_kernel_parameters_raise_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------- the authors' code
+
+
+def _authors_solutions():
+    import json
+
+    from icml25.common import data
+
+    with np.load(data.path("reference/kernel_pde/authors_solutions.npz")) as file:
+        arrays = {k: file[k] for k in file.files}
+    return arrays, json.loads(str(arrays.pop("meta")))
+
+
+@pytest.mark.parametrize("grid, ell", [(18, 0.2), (25, 0.1)])
+def test_solve_sks_matches_the_authors_released_elliptic_solver(grid, ell):
+    """The authors' code (XZT008/PDE-GP-Solver, float64, 49 Gauss-Newton steps, no stopping
+    rule) and solve_sks on the same loss end on the same solution, and the least test RMSE
+    over the steps on their 200 x 200 grid, the figure their code reports, nearly agrees."""
+    from icml25.kernel_pde.sks import _PenalisedProblem
+
+    arrays, meta = _authors_solutions()
+    config = next(c for c in meta["configs"] if c["grid"] == grid)
+    assert config["dtype"] == "float64" and config["steps"] == 49 and meta["x64"]
+    pde = nonlinear_elliptic()
+    ours = solve_sks(pde, grid, ell=ell, nugget=1e-6, tol=0.0, test_n=200)
+    assert ours.newton_iterations == 49
+    problem = _PenalisedProblem(pde, pde.axes(grid), (ell, ell), 1e-6, 1e4, 1e12, False)
+    theirs = problem.field(arrays[f"mu_last_{grid}"], "u")
+    assert np.linalg.norm(ours.u - theirs) / np.linalg.norm(theirs) < 1e-7
+    g = np.linspace(0, 1, 200)
+    rms = np.sqrt(np.mean(pde.solution(*np.meshgrid(g, g, indexing="ij")) ** 2))
+    our_rmse = np.array([e for _, e in ours.history]) * rms
+    # their Gauss-Newton matrix linearises u^3 in eta rather than in u: the steps differ on
+    # the way (the gradient is the same, so the fixed point is), and so do the minima over
+    # steps that their code reports, by a few per cent
+    assert abs(our_rmse.min() - config["min_rmse"]) <= 0.05 * config["min_rmse"] + 2e-7

@@ -113,14 +113,14 @@ book.show_figure(fig, "fig_interpolant")
 # two one-dimensional Cholesky solves, one per side of $V$, and `differentiation_matrix` is
 # $D^{(m)}_k=\kappa_k^{(m,0)}(g_k,g_k)K_k^{-1}$:
 #
-# ```{literalinclude} /lib/icml25/kernel_pde.py
+# ```{literalinclude} /lib/icml25/kernel_pde/kernels.py
 # :pyobject: KroneckerInterpolant.weights
 # :dedent: 4
 # :caption: `icml25.kernel_pde.KroneckerInterpolant.weights`: $K^{-1}\eta$
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/kernel_pde.py
+# ```{literalinclude} /lib/icml25/kernel_pde/kernels.py
 # :pyobject: KroneckerInterpolant.differentiation_matrix
 # :dedent: 4
 # :caption: `icml25.kernel_pde.KroneckerInterpolant.differentiation_matrix`: $D^{(m)}_k$
@@ -200,7 +200,7 @@ book.show_figure(fig, "fig_kronecker")
 # `gauss_newton_matrix` the $N\times N$ matrix; `solve_sks` runs step 3 with them.
 #
 # :::{dropdown} The code: the penalised loss, its gradient and Gauss-Newton matrix
-# ```{literalinclude} /lib/icml25/kernel_pde.py
+# ```{literalinclude} /lib/icml25/kernel_pde/sks.py
 # :pyobject: _PenalisedProblem
 # :caption: `icml25.kernel_pde._PenalisedProblem`: $\mathcal L(\eta)$ on a grid
 # :language: python

@@ -56,6 +56,8 @@ SIZES = {
         sks=((18, 0.2), (25, 0.1), (35, 0.1)),
         ours=(8, 16, 24, 32),
         daks=(8, 12, 18, 25),
+        elliptic_adam=((18, 0.2),),
+        elliptic_adam_steps=2000,
         fd=(16, 32, 64),
         ac_a=6.0,
         ac_sks=(36,),
@@ -73,8 +75,10 @@ SIZES = {
     ),
     "book": dict(
         sks=((18, 0.2), (25, 0.1), (35, 0.1), (49, 0.1)),
-        ours=(8, 12, 16, 24, 32, 48, 64, 96, 128, 160),
-        daks=(8, 12, 18, 25, 30, 35),
+        ours=(8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192),
+        daks=(8, 12, 18, 25, 30, 35, 42),
+        elliptic_adam=((25, 0.1), (35, 0.1)),
+        elliptic_adam_steps=10000,
         fd=(16, 32, 64, 128, 256),
         ac_a=6.0,
         ac_sks=(24, 36, 49),
@@ -94,6 +98,8 @@ SIZES = {
         sks=((18, 0.2), (25, 0.1), (35, 0.1), (49, 0.1)),
         ours=(8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256),
         daks=(8, 12, 18, 25, 30, 35, 42, 49),
+        elliptic_adam=((25, 0.1), (35, 0.1), (49, 0.1)),
+        elliptic_adam_steps=50000,
         fd=(16, 32, 64, 128, 256, 512),
         ac_a=15.0,
         ac_sks=(64, 80),
@@ -151,7 +157,12 @@ def times_of(runs):
 # $-\Delta u+u^3=f$ on the unit square, $u^*=\sin\pi x\sin\pi y+2\sin4\pi x\sin4\pi y$, zero
 # boundary values. SKS runs the official configurations: grids of 18, 25, 35 and 49 points a
 # side, $\ell=0.2$ on the first and $0.1$ on the others, Gauss-Newton from $\eta=0$ for up to
-# 49 steps (it stops once the loss no longer changes). The other solvers use $\ell=0.1$ and a
+# 49 steps. Ours stops once the loss no longer changes; the official code has no stopping
+# rule, always takes the 49 steps, and reports the least test error over them. Run to the
+# same 49 steps, our implementation ends on the authors' solution (relative difference below
+# $10^{-7}$ at 18 and 25 points a side, checked against their recorded solutions by the
+# book's tests); their intermediate steps differ a little, since their Gauss-Newton matrix
+# linearises $u^3$ in $\eta$ rather than in $u$. The other solvers use $\ell=0.1$ and a
 # nugget of $10^{-10}$, fixed for every grid. Every solve is timed (the least CPU time of up to
 # three runs; one when a run takes over a second), so that one sweep gives both the error and
 # the cost ({numref}`fig-10-elliptic`).
@@ -227,9 +238,11 @@ print(
 # In the table, the Gauss-Newton (GN) steps and the final and smallest test errors are SKS's;
 # the smallest over the steps is what the official code reports.
 #
-# The paper claims accuracy comparable to the dense solver. Before the run, "comparable" was
-# read as: on every grid where both solvers resolve the solution (both errors below
-# $10^{-2}$), SKS's error is at most 3 times the dense solver's. A grid where SKS is the more
+# The paper claims accuracy comparable to the dense solver. "Comparable" is read as: on every
+# grid where both solvers resolve the solution (both errors below $10^{-2}$), SKS's error is
+# at most 3 times the dense solver's. The
+# restriction to grids where both errors are below $10^{-2}$ was added in a later revision,
+# as the ledger records. A grid where SKS is the more
 # accurate does not count against the claim. The convergence rate is read between the two
 # official grids with the same length scale below the nugget's floor, 25 and 35 points a side:
 # an observed order in $h$ above 2 beats second-order finite differences.
@@ -285,31 +298,93 @@ book.claim(
 # differences {glue:text}`fd_rate:.2f` (their theoretical 2). Both kernel solvers then meet a
 # floor set by the nugget and the conditioning of the Gaussian kernel matrix (exercise 2).
 #
-# ## 2. Cost as the number of collocation points grows
+# ## 2. Accuracy at equal time, and how far each solver scales
 #
-# The paper's case is scalability: the Kronecker structure avoids the dense Gram matrix. But
-# its Gauss-Newton step for the elliptic equation forms the $N\times N$ Gauss-Newton matrix
-# of the penalised loss and factorises it, which costs $O(N^3)$ like the dense solver, only on
-# a matrix about half as large (the dense solver's Gram matrix pairs values with Laplacians).
-# Only a solver that stays matrix-free, as our Newton-Kronecker variant does, inherits the
-# scaling that the structure promises. The claim reads the ratio of collocation points at
-# equal CPU time: the largest grid a solver completes within the CPU time the dense solver
-# needs for its largest grid here. Its threshold, 16 times as many points for the
-# matrix-free variant, was not fixed before the run: it was raised from 4 after an earlier
-# version of the variant had been measured (at 7.1 times), when the claim also moved from
-# the paper's solver to ours. The ledger records that change, and the claim is labelled as
-# one about our variant, not counted as a test of the paper. CPU times depend on the
-# machine, so the tests that re-execute the notebook do not compare this value.
+# The paper's case is efficiency: the Kronecker structure avoids the dense Gram matrix, so
+# that the solver takes many more collocation points for the same cost. What a reader wants
+# from that is **accuracy at equal time**: within the CPU time the dense solver needs, does
+# the paper's solver reach a lower error? We put five error-against-time fronts side by
+# side ({numref}`fig-10-fronts`):
+#
+# * **the authors' released code**, run outside the book (their JAX module unchanged, one
+#   thread; `data/reference/kernel_pde/`): it always takes 49 Gauss-Newton steps and forms
+#   the dense $N\times N$ Gauss-Newton matrix by automatic differentiation. Its recorded
+#   CPU times, at 35 and 49 points a side, are placed on this run's time axis by the ratio
+#   of this run's dense-solver time at 35 points a side to the same solver's time on that
+#   machine class, an estimate good to a factor of about 1.5 (the two were measured on
+#   different days, under different loads); its errors are the least over its 49 steps;
+# * **SKS with Gauss-Newton**, our implementation of the same loss and optimiser, stopping
+#   once the loss no longer changes (section 1's sweep);
+# * **SKS with Adam**: the same penalised loss minimised by gradient steps at a rate of
+#   $10^{-3}$, every step a few Kronecker products (one run per grid gives a whole curve:
+#   the error along the iterations against the CPU time spent). This is how the official
+#   Allen-Cahn and Burgers code runs; it never forms an $N\times N$ matrix;
+# * **our Newton-Kronecker variant** and **the dense GP solver** (section 1's sweep).
+#
+# The claims read the fronts at one time: the dense solver's CPU time on its largest grid.
+# Two ask about the paper's solver (its penalised loss, with either of its optimisers): is
+# its best error within that time lower than the dense solver's, and how many collocation
+# points does it solve in that time? The pre-registered reading of "scales efficiently"
+# was at least 4 times as many points. Two ask the same of our variant; the threshold of 16
+# times for the variant's points was raised from 4 after an earlier version of the variant
+# had been measured at 7.1 times, and the ledger records that. CPU times depend on the
+# machine, so the tests that re-execute the notebook do not compare these values.
 
 # %% tags=["nbval-check-output"]
+import json
+
+
 def slope(by_n):
     """Growth exponent of the time in N = n^2, fitted on the larger half of grids."""
     ns = np.array(sorted(by_n))[len(by_n) // 2 :]
     return book.measure.loglog_slope(ns**2, [by_n[n] for n in ns])
 
 
+def best_within(points, limit):
+    """Least error among (seconds, error) points reached within `limit` seconds."""
+    errs = [e for t, e in points if t <= limit]
+    return min(errs) if errs else float("nan")
+
+
+adam_runs = {
+    n: solve_sks(
+        pde, n, ell=ell, optimizer="adam", lr=1e-3,
+        iterations=size.elliptic_adam_steps,
+        track_every=size.elliptic_adam_steps // 10,
+    )
+    for n, ell in size.elliptic_adam
+}
+points = {
+    m: [(cost[m][n], elliptic_errors[m][n]) for n in cost[m]] for m in elliptic
+}
+points["SKS, Adam"] = [
+    (t, e)
+    for r in adam_runs.values()
+    for t, (_, e) in zip(r.history_seconds, r.history)
+]
+# the authors' released code: errors (least over its 49 steps, RMSE on their 200 x 200
+# grid, made relative) and CPU times recorded outside the book
+with np.load(book.data.path("reference/kernel_pde/authors_solutions.npz")) as file:
+    released = json.loads(str(file["meta"]))["configs"]
+timings = json.loads(
+    book.data.path("reference/kernel_pde/authors_jax.json").read_text()
+)["timings"]
+yardstick = json.loads(
+    book.data.path("reference/kernel_pde/yardstick.json").read_text()
+)
+g200 = np.linspace(0, 1, 200)
+rms200 = np.sqrt(np.mean(pde.solution(*np.meshgrid(g200, g200)) ** 2))
+released_error = {c["grid"]: c["min_rmse"] / rms200 for c in released}
+scale = cost["DAKS"].get(yardstick["grid"], np.nan) / yardstick["seconds"]
+points["released code"] = [
+    (t["seconds"] * scale, released_error[t["grid"]])
+    for t in timings
+    if np.isfinite(scale)
+]
+
 daks_largest = max(cost["DAKS"])
 budget = cost["DAKS"][daks_largest]
+daks_best = best_within(points["DAKS"], budget)
 
 
 def points_within(method):
@@ -319,16 +394,44 @@ def points_within(method):
 
 ours_ratio, ours_within = points_within("Newton-Kronecker")
 sks_ratio, sks_within = points_within("SKS")
-crossing = book.measure.describe_crossover(
-    cost["SKS"], cost["DAKS"], "SKS", "the dense solver"
+sks_gn_best = best_within(points["SKS"], budget)
+sks_adam_best = best_within(points["SKS, Adam"], budget)
+sks_best = min(sks_gn_best, sks_adam_best)
+ours_best = best_within(points["Newton-Kronecker"], budget)
+released_within = [
+    t["grid"] for t in timings if np.isfinite(scale) and t["seconds"] * scale <= budget
+]
+turn = {  # the grid of each sweep's least error: past it, a larger grid buys nothing
+    m: min(elliptic_errors[m], key=elliptic_errors[m].get) for m in elliptic
+}
+for method, by_n in elliptic_errors.items():
+    print(
+        f"{method:17s} least error {min(by_n.values()):.1e} at n = {turn[method]};"
+        f" within {budget:.2f} s: {best_within(points[method], budget):.1e}"
+    )
+print(f"SKS, Adam         within {budget:.2f} s: {sks_adam_best:.1e}")
+print(
+    "released code     "
+    + ", ".join(f"n = {t['grid']}: {t['seconds'] * scale:.1f} s" for t in timings)
+    + f" on this run's axis (x{scale:.2f}); grids within the budget: "
+    + (", ".join(map(str, released_within)) or "none")
 )
 book.glue("daks_largest", daks_largest)
 book.glue("daks_seconds", budget)
+book.glue("daks_best", daks_best)
 book.glue("ours_within", ours_within)
 book.glue("ours_ratio", ours_ratio)
 book.glue("sks_within", sks_within)
 book.glue("sks_ratio", sks_ratio)
-book.glue("sks_crossing", crossing)
+book.glue("sks_gn_best", sks_gn_best)
+book.glue("sks_adam_best", sks_adam_best)
+book.glue("ours_best", ours_best)
+book.glue("ours_turn", turn["Newton-Kronecker"])
+book.glue("released_35", timings[0]["seconds"] * scale)
+book.glue("released_35_error", released_error[timings[0]["grid"]])
+book.glue("adam_largest", max(adam_runs))
+book.glue("adam_final", adam_runs[max(adam_runs)].test_error)
+book.glue("adam_steps", size.elliptic_adam_steps)
 for method, key in (
     ("DAKS", "daks"),
     ("SKS", "sks"),
@@ -337,22 +440,100 @@ for method, key in (
 ):
     book.glue(f"slope_{key}", slope(cost[method]))
 book.claim(
-    "larger-grids", ours_ratio,
-    note="ours: ratio of collocation points at equal CPU time; the paper's "
-    f"Gauss-Newton form: x{sks_ratio:.1f}",
+    "larger-grids", sks_ratio,
+    shown={"grid within the time": sks_within, "dense grid": daks_largest,
+           "budget s": budget},
+    note=f"the paper's solver (Gauss-Newton, our implementation): {sks_within}^2 "
+    f"points within the dense solver's time for {daks_largest}^2; the released code: "
+    + (", ".join(f"{n}^2" for n in released_within) or "none of its recorded grids"),
+)
+book.claim(
+    "larger-grids-variant", ours_ratio,
+    shown={"grid within the time": ours_within, "dense grid": daks_largest},
+    note="ours: ratio of collocation points at equal CPU time (capped by the grid "
+    f"list); its error is least at n = {turn['Newton-Kronecker']}",
+)
+book.claim(
+    "equal-time-accuracy", sks_best / daks_best,
+    shown={"SKS Gauss-Newton": sks_gn_best, "SKS Adam": sks_adam_best,
+           "dense GP": daks_best, "budget s": budget},
+    note="least test error within the dense solver's time on its largest grid",
+)
+book.claim(
+    "equal-time-accuracy-variant", ours_best / daks_best,
+    shown={"Newton-Kronecker": ours_best, "dense GP": daks_best, "budget s": budget},
+    note="least test error within the dense solver's time on its largest grid",
 )
 
+# %% tags=["hide-input", "remove-output"]
+FRONT_STYLE = {
+    "released code": dict(color=book.PALETTE[0], marker="x", ls=":"),
+    "SKS": dict(color=book.PALETTE[0], marker="o", ls="-"),
+    "SKS, Adam": dict(color=book.PALETTE[4], marker="", ls="-"),
+    "Newton-Kronecker": dict(STYLE["Newton-Kronecker"], ls="-"),
+    "DAKS": dict(STYLE["DAKS"], ls="-"),
+}
+LABEL = {"SKS": "SKS, Gauss-Newton", "released code": "released code (scaled time)"}
+fig, ax = book.figure(height=3.4)
+for method, style in FRONT_STYLE.items():
+    if not points[method]:
+        continue
+    if method == "SKS, Adam":
+        for n, r in adam_runs.items():
+            errs = [e for _, e in r.history]
+            ax.loglog(
+                r.history_seconds, errs, lw=1, label=f"SKS, Adam (n = {n})",
+                color=style["color"], alpha=1.0 if n == max(adam_runs) else 0.6,
+            )
+        continue
+    t, e = zip(*sorted(points[method]))
+    ax.loglog(t, e, label=LABEL.get(method, method), ms=4, **style)
+ax.axvline(budget, color="grey", ls=":", lw=1)
+ax.set_xlabel("CPU seconds")
+ax.set_ylabel("relative L2 error")
+ax.legend(fontsize=7, ncol=2)
+book.show_figure(fig, "fig_fronts")
+
 # %% [markdown]
-# The dense solver needs {glue:text}`daks_seconds:.1f` s for {glue:text}`daks_largest` points a
-# side. In that time our Newton-Kronecker variant solves {glue:text}`ours_within` points a
-# side, {glue:text}`ours_ratio:.0f` times as many collocation points; the paper's solver, with
-# its dense Gauss-Newton step, {glue:text}`sks_within` points a side, {glue:text}`sks_ratio:.1f`
-# times as many ({glue:text}`sks_crossing`). Fitted growth of the CPU time with $N$ over the
-# larger grids: dense GP {glue:text}`slope_daks:.2f`, SKS with Gauss-Newton
-# {glue:text}`slope_sks:.2f` (both head for the $N^3$ of a dense factorisation), our variant
-# {glue:text}`slope_ours:.2f`, finite differences {glue:text}`slope_fd:.2f`. The paper reaches
-# its large grids for the other benchmarks with Adam, whose steps are matrix-free but many
-# (section 4).
+# ```{glue:figure} fig_fronts
+# :alt: Log-log plot of relative error against CPU seconds on the elliptic benchmark. The dense GP solver and the paper's solver with Gauss-Newton fall steeply over similar times; our Newton-Kronecker variant reaches low errors in a fraction of the time and then its error rises again on larger grids; the Adam curves of the paper's loss fall slowly and stay far above; the authors' released code, placed on this time axis, sits to the right of the dense solver. A dotted vertical line marks the dense solver's time on its largest grid.
+# :name: fig-10-fronts
+#
+# **Accuracy at equal time.** Relative $L^2$ test error against CPU time on the nonlinear
+# elliptic benchmark: one point per grid for the sweeps, one curve per grid for Adam (the
+# error along its iterations), and the authors' released code at its two timed grids,
+# placed on this run's time axis through the dense solver's time (an estimate). Dotted
+# line: the dense solver's time on its largest grid, where the claims read the fronts.
+# ```
+#
+# The dense solver needs {glue:text}`daks_seconds:.1f` s for {glue:text}`daks_largest`
+# points a side, for an error of {glue:text}`daks_best:.1e`. Within that time:
+#
+# * the paper's solver with Gauss-Newton, our implementation, solves
+#   {glue:text}`sks_within` points a side, {glue:text}`sks_ratio:.1f` times as many points,
+#   with an error of {glue:text}`sks_gn_best:.1e`; its Gauss-Newton step forms and factorises
+#   an $N\times N$ matrix, so its time grows like the dense solver's (fitted exponents in $N$
+#   over the larger grids: SKS {glue:text}`slope_sks:.2f`, dense GP
+#   {glue:text}`slope_daks:.2f`), with a smaller constant;
+# * the authors' released code takes about {glue:text}`released_35:.0f` s on this run's
+#   axis for its 35-point grid (error {glue:text}`released_35_error:.1e`, the least over its
+#   steps): it always takes 49 steps where ours stops after a handful, and it builds the
+#   Gauss-Newton matrix by automatic differentiation of the whole loss;
+# * the same penalised loss by Adam, matrix-free, reaches only
+#   {glue:text}`sks_adam_best:.1e`: its steps are cheap but it needs tens of thousands of
+#   them (after {glue:text}`adam_steps` steps on {glue:text}`adam_largest` points a side it
+#   is at {glue:text}`adam_final:.1e`);
+# * our Newton-Kronecker variant solves {glue:text}`ours_within` points a side,
+#   {glue:text}`ours_ratio:.0f` times as many (capped by the grid list), and reaches
+#   {glue:text}`ours_best:.1e`; but its error is least at {glue:text}`ours_turn` points a
+#   side and rises beyond, so the extra points buy no accuracy (exercise 2: the nugget's
+#   floor). Its time grows with exponent {glue:text}`slope_ours:.2f`, finite differences'
+#   with {glue:text}`slope_fd:.2f`.
+#
+# So the paper's loss is accurate, and at equal time its Gauss-Newton form competes with
+# the dense solver on accuracy; what the Kronecker structure promises for scale needs a
+# solver that stays matrix-free *and* converges in few steps, which neither of the
+# official optimisers is on this benchmark.
 #
 # ## 3. Allen-Cahn
 #
@@ -669,8 +850,11 @@ book.glue("eik_daks", eik_errors["DAKS"][eik_daks_n])
 #   Burgers by Gauss-Newton beside Adam (the paper's), which reaches the same minimum in far
 #   fewer steps. The official code learns Burgers' penalty weights; ours are fixed.
 # * **Error protocol.** Final iterate, on a $60\times60$ test grid, relative $L^2$ (the official
-#   code prints a root-mean-square error, labelled "MSE", and keeps the smallest over training).
-# * **Precision.** Float64 throughout; the official code runs in float32.
+#   code prints a root-mean-square error, labelled "MSE", on a $200\times200$ grid, and keeps
+#   the smallest over training: for the elliptic equation, over all 49 Gauss-Newton steps,
+#   which it always takes).
+# * **Precision.** Float64 throughout, as in the official code: its double-precision switch
+#   is commented out, but its tensor library's JAX backend turns it on.
 # * **Benchmarks and scale.** The elliptic grids are the official ones. Allen-Cahn runs at
 #   $a=6$ for all solvers in book mode, at the paper's $a=15$ for our variant and finite
 #   differences (paper mode: every solver at $a=15$); Burgers at $\nu=0.02$ on the smallest
@@ -678,7 +862,7 @@ book.glue("eik_daks", eik_errors["DAKS"][eik_daks_n])
 #   paper's constant right-hand side with a Cole-Hopf reference.
 # * **Our variant.** Newton-Kronecker solves the collocation equations exactly and never forms
 #   an $N\times N$ matrix; it is ours, not the paper's, and it is what reaches the large grids
-#   in section 2.
+#   in section 2 (its claims there are labelled as ours).
 #
 # ## Exercises
 #
