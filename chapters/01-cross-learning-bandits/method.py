@@ -136,7 +136,7 @@ book.show_figure(fig, "fig_auction")
 # `prob @ self._nu32` is $f_t(A_t)$, and `update` shrinks the played action's weight in
 # every context at once by $\exp(-\eta\,\ell_t(c,A_t)/(f_t(A_t)+\gamma))$.
 #
-# ```{literalinclude} /lib/icml25/cross_learning.py
+# ```{literalinclude} /lib/icml25/cross_learning/learners.py
 # :pyobject: BalseiroOracle
 # :caption: `icml25.cross_learning.BalseiroOracle`: exponential weights that know $\nu$
 # :language: python
@@ -182,21 +182,21 @@ book.show_figure(fig, "fig_auction")
 # the finished epoch's counts into $H_e$.
 #
 # :::{dropdown} The code: the reconstruction's estimate, update and epoch switch
-# ```{literalinclude} /lib/icml25/cross_learning.py
+# ```{literalinclude} /lib/icml25/cross_learning/learners.py
 # :pyobject: SchneiderZimmert.marginal_estimate
 # :dedent: 4
 # :caption: `SchneiderZimmert.marginal_estimate`: $\hat f_s(A)$ from the previous epoch
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/cross_learning.py
+# ```{literalinclude} /lib/icml25/cross_learning/learners.py
 # :pyobject: SchneiderZimmert.update
 # :dedent: 4
 # :caption: `SchneiderZimmert.update`: step 3 of the algorithm, one round at a time
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/cross_learning.py
+# ```{literalinclude} /lib/icml25/cross_learning/learners.py
 # :pyobject: SchneiderZimmert._advance
 # :dedent: 4
 # :caption: `SchneiderZimmert._advance`: the end of an epoch
