@@ -36,6 +36,7 @@ import pandas as pd
 from scipy import stats
 
 from icml25 import book, rate
+from icml25.common.stats import resample_indices
 
 SIZES = {
     "quick": dict(pool=300, n=1000, phis=(0.0, 0.45, 0.9), seeds=3,
@@ -373,7 +374,9 @@ for reward in REWARDS:
     book.claim(
         f"coverage-{reward.split()[0]}", row.coverage, interval=(row.low, row.high),
         note=f"n = {size.cover_n}, $\\phi = 0.5$, {size.cover_reps} samples; "
-        "Wilson 95% interval",
+        "Wilson 95% interval over the samples"
+        + (", for this seed's reward head (pooled over seeds, heads vary)"
+           if reward != "lexicon" else ""),
     )
 naive_worst = cov.xs("naive", level="estimator").sort_values("coverage").iloc[-1]
 book.claim(
@@ -388,10 +391,17 @@ book.claim(
 # worth standard errors at this sample size, so its coverage turns on that bias. The last
 # row says where the bias comes from: compare the coverage of the sentiment effect *on
 # clean reviews*, which is what a typo-fixing rewriter lets RATE see (section 3 takes this
-# apart). The reward head is trained on each seed's own preferences, so RATE's small bias
-# moves with it between seeds, and the coverage, which turns on that bias in units of the
-# standard error, moves widely: the box gives the verdict pooled over the seeds, with that
-# variation in its interval.
+# apart).
+#
+# The interval in the learned reward's box is a Wilson interval over this run's
+# {glue:text}`cover_reps` samples, all scored by one reward head: it says how well this
+# run measured the coverage *of this head*. The head is trained afresh in every seed, on
+# that seed's own preferences, so RATE's small bias moves with it, and the coverage, which
+# turns on that bias in units of the standard error, moves between seeds by far more than
+# the Wilson interval is wide. Coverage of the learned reward is therefore judged pooled
+# over seeds: the claims table treats each seed's head as a random draw, adds the
+# between-seed variance to each seed's Wilson interval (a random-effects model), and
+# decides the claim on the pooled interval, not on any one run's box.
 #
 # ## 3. The table a RATE user reads, and where RATE stops being right
 #
@@ -463,7 +473,7 @@ book.claim(
 # rewriter that also lengthens the review whenever it writes positive.
 
 # %%
-checks = []
+checks, per_sample = [], {}
 for label, attribute, rewriter in [
     ("formality, typo-fixing rewriter", "formality", rate.RuleRewriter("formality")),
     ("sentiment, lengthens when writing positive", "sentiment",
@@ -477,6 +487,7 @@ for label, attribute, rewriter in [
         sample = rate.sample(len(lexicon), size.n, probs, rng)
         est.append(rate.effects_from_table(lexicon, *sample, rewriter, rng).estimate)
     est = pd.concat(est, axis=1)
+    per_sample[label] = est - truth  # each estimator's error in each sample
     mean = est.mean(axis=1)
     # Standard error of RATE's mean over the samples: its Monte-Carlo uncertainty.
     rate_se = est.loc[("RATE", "ATE")].std(ddof=1) / np.sqrt(size.seeds)
@@ -501,10 +512,22 @@ book.claim(
     "null-naive", abs(null["naive"]),
     note=f"true ATE {null['true ATE']:+.3f}, naive {null['naive']:+.3f}",
 )
+# RATE's bias as a share of the naive estimate's, with a paired bootstrap over the
+# samples (both estimators see the same samples).
+null_errors = per_sample[checks.index[0]]
+rate_err = null_errors.loc[("RATE", "ATE")].to_numpy()
+naive_err = null_errors.loc[("naive", "ATE")].to_numpy()
+idx = resample_indices(len(rate_err), n_boot=4000, seed=run.seed_of("null bootstrap"))
+ratio_boot = np.abs(rate_err[idx].mean(1)) / np.abs(naive_err[idx].mean(1))
+null_ratio = abs(rate_err.mean()) / abs(naive_err.mean())
 book.claim(
-    "null-attribute", abs(null_gap), interval=abs_interval(null_gap, null["RATE s.e."]),
-    note=f"true ATE {null['true ATE']:+.3f}, RATE {null['RATE']:+.3f}; interval: "
-    f"mean over {size.seeds} samples $\\pm 1.96$ standard errors",
+    "null-attribute", null_ratio,
+    interval=tuple(np.quantile(ratio_boot, [0.025, 0.975])),
+    shown={"RATE - truth": null_gap, "naive - truth": null["naive"] - null["true ATE"],
+           "true ATE": null["true ATE"],
+           "RATE's bias / true ATE": abs(null_gap) / abs(null["true ATE"])},
+    note=f"ours: RATE's bias / the naive one; RATE {null['RATE']:+.3f} against a true "
+    f"ATE of {null['true ATE']:+.3f}; paired bootstrap over {size.seeds} samples",
 )
 book.claim(
     "direction-artefact", abs(pushy_gap),
@@ -513,7 +536,12 @@ book.claim(
     f"= {pushy_gap:+.3f}",
 )
 book.glue("null_naive", null["naive"])
+book.glue("null_rate", null["RATE"])
+book.glue("null_truth", null["true ATE"])
 book.glue("null_rate_gap", null["RATE"] - null["true ATE"])
+book.glue("null_relative", abs(null_gap) / abs(null["true ATE"]))
+book.glue("null_ratio", null_ratio)
+book.glue("null_factor", null["RATE"] / null["true ATE"])
 book.glue("null_clean", clean_truth(lexicon, "formality"))
 book.glue("pushy_gap", pushy_gap)
 book.glue("null_se", null["RATE s.e."])
@@ -521,21 +549,27 @@ book.glue("null_se", null["RATE s.e."])
 
 # %% [markdown]
 # For the null-like attribute the naive estimate reports an effect of {glue:text}`null_naive:+.3f`
-# (formal reviews are typo'd less often here, and typos cost reward), while RATE lands
-# {glue:text}`null_rate_gap:+.3f` from the population truth: small, but not zero even on the lexicon
-# reward, whose typo penalty is a *share* of the words, and formality changes the number of words;
-# the clean-review effect is {glue:text}`null_clean:+.3f`, RATE's estimand again. The lengthening
+# (formal reviews are typo'd less often here, and typos cost reward) against a true effect
+# of {glue:text}`null_truth:+.3f`. RATE reports {glue:text}`null_rate:+.3f`: its bias,
+# {glue:text}`null_rate_gap:+.3f`, is {glue:text}`null_ratio:.0%` of the naive estimate's,
+# the paper's point, but it is {glue:text}`null_relative:.0%` of the true effect itself. On
+# an attribute whose effect is this small, RATE removes the spurious effect of the
+# confounder and still gets the size of the real one wrong: it reports
+# {glue:text}`null_factor:.1f` times the true effect. The
+# bias is not zero even on the lexicon reward, whose typo penalty is a *share* of the words,
+# and formality changes the number of words; the clean-review effect is
+# {glue:text}`null_clean:+.3f`, RATE's estimand again. The lengthening
 # rewriter biases RATE by {glue:text}`pushy_gap:+.3f`: the reward's taste for length, charged to
 # sentiment, because the artefact appears only on the positive side of each contrast.
 #
 # Both gaps are means over {glue:text}`seeds` samples, so they carry Monte-Carlo
-# uncertainty: the intervals in the verdicts are the mean plus or minus 1.96 standard
-# errors of RATE's estimate across the samples (here {glue:text}`null_se:.4f` for the
-# null-like attribute), carried over to the absolute gap. When the 0.01 threshold falls
-# inside that interval, the verdict is inconclusive: this many samples cannot tell a gap
-# of 0.01 from one slightly smaller or larger. That interval covers the sampling only: a new
-# seed also draws a new pool of reviews, and RATE's gap moves between seeds by about as much
-# as it lies from the threshold; the pooled verdict in the box carries that variation too.
+# uncertainty: the interval of the lengthening rewriter's gap is the mean plus or minus
+# 1.96 standard errors across the samples, carried over to the absolute gap, and that of
+# the ratio of the two biases a paired bootstrap over the samples (the standard error of
+# RATE's mean on the null-like attribute is {glue:text}`null_se:.4f`). These intervals
+# cover the sampling within one run only: a new seed also draws a new pool of reviews, and
+# the claims table pools the verdicts over seeds, with the spread between them in its
+# interval.
 
 # %% [markdown]
 # ## What this reproduces, and what it cannot
@@ -543,7 +577,9 @@ book.glue("null_se", null["RATE s.e."])
 # * The paper's qualitative picture reproduces: naive and single-rewrite estimates drift with the
 #   confounding, RATE does not, and its paired intervals cover at about the nominal rate on the
 #   lexicon reward; on the learned reward their coverage turns on a small bias that moves with
-#   the trained reward head (the ledger gives the verdict pooled over the seeds).
+#   the trained reward head (the claims table judges it pooled over seeds, one head each).
+# * On a null-like attribute RATE removes the naive estimate's spurious effect, but its own
+#   bias is about as large as the small true effect.
 # * On the additive lexicon reward RATE's exactness is **by construction**. The learned reward model
 #   is the real test, and there RATE is right for sentiment but estimates length and formality
 #   effects on clean text, because the rewriter's artefact interacts with them. The paper's

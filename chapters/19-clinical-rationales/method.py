@@ -149,20 +149,20 @@ book.show_figure(fig, "fig_phantom")
 # last cross-entropy is the lesion-free pixels' term; `disentangle_loss` is
 # $\mathcal L_\text{disen}$.
 #
-# ```{literalinclude} /lib/icml25/rationales.py
+# ```{literalinclude} /lib/icml25/rationales/models.py
 # :pyobject: RationaleModel
 # :caption: `icml25.rationales.RationaleModel`: pixel embeddings, concept vectors, heat maps
 # :language: python
 # ```
 #
 # :::{dropdown} The code: `align_loss` and `disentangle_loss`
-# ```{literalinclude} /lib/icml25/rationales.py
+# ```{literalinclude} /lib/icml25/rationales/models.py
 # :pyobject: align_loss
 # :caption: `icml25.rationales.align_loss`: $\mathcal L_\text{align}$
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/rationales.py
+# ```{literalinclude} /lib/icml25/rationales/models.py
 # :pyobject: disentangle_loss
 # :caption: `icml25.rationales.disentangle_loss`: $\mathcal L_\text{disen}$
 # :language: python
