@@ -1,6 +1,7 @@
 """Tests of icml25.tta: data and corruptions, the source model, the online TTA methods (what each
 may change, the filters, SSA's step rule on synthetic update streams) and the continual stream."""
 
+import copy
 import math
 
 import numpy as np
@@ -173,6 +174,35 @@ def test_adapted_affine_parameters_are_what_flat_reports(source):
                         if k in affine_keys(method.model)])
     assert torch.equal(params, method.flat())
     assert method.flat().numel() == 160
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_flat_sgd_step_matches_torch_optim_sgd(source, momentum):
+    # The peer: torch.optim.SGD (Nesterov when momentum > 0) on a copy of the same model, fed
+    # the same batches; TENT keeps its proposal, so the weights must agree step by step.
+    method = tta.Tent(source, lr=0.05, momentum=momentum)
+    peer = copy.deepcopy(method.model)
+    params = [p for m in tta._bn_layers(peer) for p in (m.weight, m.bias)]
+    opt = torch.optim.SGD(params, lr=0.05, momentum=momentum, nesterov=momentum > 0)
+    for x in BATCHES[:4]:
+        method.adapt(x)
+        opt.zero_grad()
+        peer_logits = peer(tta.as_batch(x))
+        (-(peer_logits.softmax(1) * peer_logits.log_softmax(1)).sum(1).mean()).backward()
+        opt.step()
+        peer_theta = torch.cat([p.detach().reshape(-1) for p in params])
+        torch.testing.assert_close(method.flat(), peer_theta, rtol=1e-6, atol=1e-7)
+    assert not torch.equal(method.flat(), method.theta_src)
+
+
+def test_bind_makes_the_parameters_views_of_theta(source):
+    method = tta.Tent(source)
+    method.set_flat(method.theta_src + 1.0)
+    layer = tta._bn_layers(method.model)[0]
+    n = layer.weight.numel()
+    assert torch.equal(layer.weight.detach(), method.theta_src[:n] + 1.0)
+    with pytest.raises(TypeError, match="non-empty list"):
+        method.bind([])
 
 
 @pytest.mark.parametrize("cls", [tta.ROID, tta.CMF, tta.SSA])

@@ -141,21 +141,21 @@ errors.round(3)
 # whose two lines are the two equations of $h_t$ and $\theta_t$ above. In `observe`,
 # `proposal` is $s_t$ and `self.steady` the one-time switch; the buffer stores $s_tg_t$.
 #
-# ```{literalinclude} /lib/icml25/tta.py
+# ```{literalinclude} /lib/icml25/tta/ssa.py
 # :pyobject: SSA._filter
 # :dedent: 4
 # :caption: `icml25.tta.SSA._filter`: one SSA step after the SGD proposal
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/tta.py
+# ```{literalinclude} /lib/icml25/tta/methods.py
 # :pyobject: CMF._dual_filter
 # :dedent: 4
 # :caption: `icml25.tta.CMF._dual_filter`: the dual filter $h_t$, $\theta_t$
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/tta.py
+# ```{literalinclude} /lib/icml25/tta/ssa.py
 # :pyobject: SteadyStateRule.observe
 # :dedent: 4
 # :caption: `icml25.tta.SteadyStateRule.observe`: the covariance-aware step $s_t$
@@ -358,11 +358,7 @@ class TentAllWeights(tta.Tent):
 
     def __init__(self, model, lr=5e-3, momentum=0.9):
         super().__init__(model, lr=lr, momentum=momentum)
-        self.model.requires_grad_(True)
-        self.params = list(self.model.parameters())
-        self.optimizer = torch.optim.SGD(self.params, lr=lr, momentum=momentum,
-                                         nesterov=True)
-        self.theta_src = self.flat()
+        self.bind(list(self.model.parameters()))  # adapt every weight, not only BN's
 
 
 def top_class_share(result):
