@@ -19,6 +19,7 @@ from xgboost import XGBClassifier
 from icml25 import minilm
 from icml25 import sae_probing as sp
 from icml25.common.stats import bootstrap_ci
+from icml25.sae_probing.probes import _sklearn_seed
 
 
 @pytest.fixture(scope="module")
@@ -173,10 +174,10 @@ def _toy(seed=0, n=200, d=20):
         StandardScaler(), KNeighborsClassifier(7, weights="distance"))),
     ("mlp", {"alpha": [1e-3]}, lambda: make_pipeline(StandardScaler(), MLPClassifier(
         (32,), alpha=1e-3, solver="lbfgs", max_iter=100,
-        random_state=sp._sklearn_seed(0, "mlp")))),
+        random_state=_sklearn_seed(0, "mlp")))),
     ("gbt", {"max_iter": [30]}, lambda: XGBClassifier(
         n_estimators=30, max_depth=3, learning_rate=0.2, max_bin=32, min_child_weight=1.25,
-        tree_method="hist", n_jobs=1, random_state=sp._sklearn_seed(0, "gbt"))),
+        tree_method="hist", n_jobs=1, random_state=_sklearn_seed(0, "gbt"))),
 ])
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_baselines_match_scikit_learn(name, grid, reference):
@@ -281,6 +282,56 @@ def test_probes_and_splits_take_63_bit_seeds():
     assert rows.test_auc.between(0, 1).all()
 
 
+def test_spurious_split_correlates_label_and_domain_in_training_only():
+    y, y_ood = np.repeat([0, 1], 100), np.repeat([0, 1], 60)
+    domain = np.r_[np.ones(200, int), np.zeros(120, int)]
+    labels = np.r_[y, y_ood]
+    for agreement in (0.5, 0.75, 1.0):
+        s = sp.spurious_split(y, y_ood, agreement, n_train=64, n_test=40, seed=3)
+        assert s.joint and len(s.train) == 64 and len(np.unique(s.train)) == 64
+        assert not set(s.train) & set(s.test)
+        assert (s.y_train == labels[s.train]).all()
+        # exactly round(a * 32) of each class's 32 examples from the aligned domain
+        agree = (domain[s.train] == s.y_train)
+        assert agree.sum() == 2 * round(agreement * 32)
+        # the test set: 10 rows in each (class, domain) cell, so domain is independent of label
+        cells = np.bincount(2 * labels[s.test] + domain[s.test], minlength=4)
+        assert (cells == 10).all()
+    again = sp.spurious_split(y, y_ood, 1.0, n_train=64, n_test=40, seed=3)
+    assert (again.test == s.test).all() and (again.train == s.train).all()
+    with pytest.raises(ValueError, match=r"\[0.5, 1\]"):
+        sp.spurious_split(y, y_ood, 0.3, 64, 40)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        sp.spurious_split(y, y_ood, 0.9, 64, 42)
+    with pytest.raises(ValueError, match="the pool has"):
+        sp.spurious_split(y, y_ood, 1.0, 120, 40)
+
+
+def test_a_probe_on_the_domain_alone_falls_to_chance_on_the_spurious_test_set():
+    # a feature that is only the domain predicts the training labels perfectly at agreement 1
+    # and says nothing on the test set: the split does what it claims
+    y, y_ood = np.repeat([0, 1], 100), np.repeat([0, 1], 60)
+    domain = np.r_[np.ones(200), np.zeros(120)]
+    s = sp.spurious_split(y, y_ood, 1.0, n_train=64, n_test=40, seed=1)
+    assert roc_auc_score(s.y_train, domain[s.train]) == 1.0
+    assert roc_auc_score(np.r_[y, y_ood][s.test], domain[s.test]) == 0.5
+
+
+def test_win_shares_give_exact_binomial_intervals():
+    wins = pd.DataFrame({"regime": ["a"] * 10 + ["b"] * 4,
+                         "sae_wins": [True] * 3 + [False] * 7 + [False] * 4})
+    shares = sp.win_shares(wins)
+    assert list(shares.index) == ["a", "b"]
+    assert shares.loc["a", "wins"] == 3 and shares.loc["a", "evaluations"] == 10
+    # Clopper-Pearson 3 of 10: the 2.5% and 97.5% beta quantiles (closed form, tabulated)
+    assert shares.loc["a", "low"] == pytest.approx(0.066739, abs=1e-5)
+    assert shares.loc["a", "high"] == pytest.approx(0.652453, abs=1e-5)
+    assert shares.loc["b", "low"] == 0.0 and shares.loc["b", "high"] == pytest.approx(
+        1 - 0.025 ** (1 / 4))
+    with pytest.raises(ValueError, match="level"):
+        sp.win_shares(wins, level=1.5)
+
+
 def test_regimes_reject_impossible_requests():
     with pytest.raises(ValueError, match="at least 4"):
         sp.scarcity_split(Y, 2, 100)
@@ -296,6 +347,8 @@ def test_regimes_reject_impossible_requests():
         sp.holdout(np.array([0, 2, 1]), 2)
     with pytest.raises(ValueError, match="unknown regime"):
         sp.make_split("drift", 1, Y, n_train=10, n_test=10)
+    with pytest.raises(ValueError, match="needs y_ood"):
+        sp.make_split("spurious", 0.9, Y, n_train=10, n_test=12)
 
 
 # --- a sweep and the quivers -------------------------------------------------------------------
@@ -310,11 +363,14 @@ def test_run_regime_and_quivers_on_the_committed_data(committed):
     res = pd.concat([
         sp.run_regime(committed, layer, "scarcity", [8, 32], probes, datasets=names),
         sp.run_regime(committed, layer, "shift", None, probes, datasets=names + ["36_sciq_tf"]),
+        sp.run_regime(committed, layer, "spurious", [1.0], probes,
+                      datasets=names + ["36_sciq_tf"]),
     ], ignore_index=True)
-    assert len(res) == (2 * 2 + 2) * 3
+    assert len(res) == (2 * 2 + 2 + 2) * 3
+    assert set(res[res.regime == "shift"].setting) == {128}
     assert res.test_auc.between(0, 1).all() and res.val_auc.between(0, 1).all()
     q = sp.compare_quivers(res)
-    assert len(q) == 6
+    assert len(q) == 8
     chosen = res.loc[res.groupby(["dataset", "regime", "setting"], sort=False).val_auc.idxmax()]
     assert np.allclose(q.with_sae, chosen.test_auc)
     assert (q.gain[~q.sae_chosen] == 0).all()

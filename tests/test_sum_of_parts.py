@@ -139,9 +139,67 @@ def test_insertion_deletion_on_an_oracle():
 
 
 def test_posthoc_scores_shape(motif, backbone):
-    for method in ("ig", "saliency", "ablation"):
+    for method in ("ig", "saliency", "ablation", "shap"):
         s = sp.posthoc_patch_scores(backbone, motif.X[:4], motif.y[:4], 2, method)
         assert s.shape == (4, 16) and np.isfinite(s).all()
+
+
+def test_shapley_and_ig_patch_scores_are_exact_on_a_linear_model(motif):
+    # for a linear model with a zero baseline every patch's Shapley value (whatever the
+    # sampled orders) and its Integrated Gradients sum are its own term w_c . x_patch
+    torch.manual_seed(0)
+    linear = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2))
+    X, target = motif.X[:6], motif.y[:6]
+    w = linear[1].weight.detach().numpy()[target]                          # (6, 64)
+    grid = sp.patch_grid((8, 8), 2).reshape(16, 64)
+    expected = np.einsum("nd,pd->np", w * X.reshape(6, 64), grid)
+    shap = sp.posthoc_patch_scores(linear, X, target, 2, "shap", n_samples=3, seed=1)
+    ig = sp.posthoc_patch_scores(linear, X, target, 2, "ig")
+    assert np.allclose(shap / 4, expected, atol=1e-5)  # 4 pixels share each patch value
+    assert np.allclose(ig, expected, atol=1e-4)
+    again = sp.posthoc_patch_scores(linear, X, target, 2, "shap", n_samples=3, seed=1)
+    assert np.array_equal(shap, again)
+
+
+def test_top_patches_and_mask_patches_against_a_loop():
+    rng = np.random.default_rng(0)
+    X = rng.random((3, 1, 4, 4)).astype(np.float32)
+    scores = rng.random((3, 4))
+    keep = sp.top_patches(scores, 2)
+    masked = sp.mask_patches(X, keep, 2)
+    for i in range(3):
+        best = set(np.argsort(scores[i])[-2:])
+        assert set(np.flatnonzero(keep[i])) == best
+        for p in range(4):
+            r, c = divmod(p, 2)
+            block = masked[i, 0, 2 * r:2 * r + 2, 2 * c:2 * c + 2]
+            want = X[i, 0, 2 * r:2 * r + 2, 2 * c:2 * c + 2] if p in best else 0
+            assert np.array_equal(block, np.zeros((2, 2)) + want)
+
+
+def test_bootstrap_over_inits_and_images_matches_the_paired_bootstrap():
+    rng = np.random.default_rng(1)
+    a, b = rng.random(200), rng.random(200)
+    # one initialisation each: the same draws as the image bootstrap of the differences
+    est = sp.bootstrap_inits_images({"a": a[None], "b": b},
+                                    {"d": lambda m: m["a"] - m["b"]},
+                                    n_boot=2000, seed=3)["d"]
+    ref = sp.bootstrap_ci(a - b, n_boot=2000, seed=3)
+    assert est.value == pytest.approx(ref.value)
+    assert np.allclose(est.interval, ref.interval, atol=1e-10)
+
+
+def test_bootstrap_over_inits_widens_with_the_spread_between_initialisations():
+    rng = np.random.default_rng(2)
+    images = rng.random(300) < 0.9
+    same = np.stack([images] * 5).astype(float)
+    spread = np.stack([images & (rng.random(300) < q) for q in (1, 1, 0.7, 1, 0.95)])
+    narrow = sp.bootstrap_inits_images({"m": same}, n_boot=2000, seed=0)["m"]
+    wide = sp.bootstrap_inits_images({"m": spread}, n_boot=2000, seed=0)["m"]
+    assert narrow.value == pytest.approx(images.mean())
+    width = {e: e.interval[1] - e.interval[0] for e in (narrow, wide)}
+    assert width[wide] > 2 * width[narrow]
+    assert spread.mean(1).min() <= wide.interval[0] <= wide.value <= wide.interval[1]
 
 
 def test_sop_patch_scores_sum_to_the_logit(motif, backbone):
@@ -177,6 +235,12 @@ def test_per_feature_models_have_an_error_floor_that_groups_reach():
     (lambda: sp.additive_fit_mse(np.ones((3, 2)), np.ones(3), [[5]]), "outside"),
     (lambda: sp.additive_fit_mse(np.full((3, 2), 2.0), np.ones(3), [[0]]), "0/1"),
     (lambda: sp.binomial_target(4), "inside range"),
+    (lambda: sp.top_patches(np.ones((2, 4)), 5), "n_keep"),
+    (lambda: sp.mask_patches(np.ones((2, 1, 4, 4)), np.ones((2, 3)), 2), "keep must"),
+    (lambda: sp.bootstrap_inits_images({}), "non-empty"),
+    (lambda: sp.bootstrap_inits_images({"a": np.ones((2, 3)), "b": np.ones(4)}),
+     "same n"),
+    (lambda: sp.bootstrap_inits_images({"a": [np.nan]}), "finite"),
 ])
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):

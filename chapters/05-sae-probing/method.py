@@ -75,7 +75,7 @@ pd.DataFrame({
 # In `encode`, `preacts` is the ReLU term (with $\tilde x=(x-\mu)/s$) and `topk` with
 # `scatter_` keeps the $k$ largest entries, the other latents set to zero.
 #
-# ```{literalinclude} /lib/icml25/sae_probing.py
+# ```{literalinclude} /lib/icml25/sae_probing/sae.py
 # :pyobject: TopKSAE.encode
 # :dedent: 4
 # :caption: `icml25.sae_probing.TopKSAE.encode`: the TopK code $z$
@@ -145,13 +145,13 @@ book.claim(
 # class-mean difference and `latents_` the $k$ best; `sae_probe_estimator` chains it with
 # standardisation and the logistic regression.
 #
-# ```{literalinclude} /lib/icml25/sae_probing.py
+# ```{literalinclude} /lib/icml25/sae_probing/probes.py
 # :pyobject: SAELatents
 # :caption: `icml25.sae_probing.SAELatents`: the latent selection of the SAE probe
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/sae_probing.py
+# ```{literalinclude} /lib/icml25/sae_probing/probes.py
 # :pyobject: sae_probe_estimator
 # :caption: `icml25.sae_probing.sae_probe_estimator`: the SAE probe
 # :language: python

@@ -171,14 +171,14 @@ book.glue(backbone_acc=backbone_acc)
 # products (then blurred) and the softmax gives the rows of $A$; `topk_mask` returns the
 # hard mask $m_g$ and $c_g$.
 #
-# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# ```{literalinclude} /lib/icml25/sum_of_parts/models.py
 # :pyobject: SumOfParts.candidates
 # :dedent: 4
 # :caption: `icml25.sum_of_parts.SumOfParts.candidates`: the attention rows $A$
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# ```{literalinclude} /lib/icml25/sum_of_parts/data.py
 # :pyobject: topk_mask
 # :caption: `icml25.sum_of_parts.topk_mask`: the hard masks $m_g$ and the scalars $c_g$
 # :language: python
@@ -197,7 +197,7 @@ book.glue(backbone_acc=backbone_acc)
 # $\ell_g$, `weights` the sparsemax $\alpha$, and `attributions` the $a_{c,g}$, whose sum
 # over the groups is the output $y$:
 #
-# ```{literalinclude} /lib/icml25/sum_of_parts.py
+# ```{literalinclude} /lib/icml25/sum_of_parts/models.py
 # :pyobject: SumOfParts.forward
 # :dedent: 4
 # :caption: `icml25.sum_of_parts.SumOfParts.forward`: groups, selector and attributions
