@@ -13,8 +13,10 @@ from icml25.dct_gmm import (
     dct_test,
     estimate_pair,
     fisher_z_test,
+    random_dag_edges,
     rectangle_probabilities,
     simulate,
+    skeleton_scores,
 )
 
 CHAIN = np.array([[0, 0, 0], [0.6, 0, 0], [0, 0.7, 0]], dtype=float)  # X0 -> X1 -> X2
@@ -109,6 +111,37 @@ def test_deterministic():
     np.testing.assert_array_equal(simulate(CHAIN, 50, 3, 8)[0], simulate(CHAIN, 50, 3, 8)[0])
 
 
+def test_random_dag_edges_are_acyclic_and_as_dense_as_asked():
+    counts = []
+    for child in np.random.SeedSequence(11).spawn(400):
+        edges = random_dag_edges(6, 0.3, child)
+        W = np.zeros((6, 6))
+        for parent, child_ in edges:
+            assert parent != child_
+            W[child_, parent] = 1.0
+        simulate(W, 20, 0, 0)  # raises on a cycle
+        assert len(set(edges)) == len(edges)
+        counts.append(len(edges))
+    # 15 pairs, each an edge with probability 0.3: mean 4.5, standard error 1.77 / sqrt(400)
+    assert np.mean(counts) == pytest.approx(4.5, abs=0.3)
+    assert random_dag_edges(5, 0.0, 1) == [] and len(random_dag_edges(5, 1.0, 1)) == 10
+
+
+def test_skeleton_scores_match_a_count_by_hand():
+    truth = np.zeros((4, 4), dtype=bool)
+    learned = np.zeros((4, 4), dtype=bool)
+    for a, b in [(0, 1), (1, 2), (2, 3)]:
+        truth[a, b] = truth[b, a] = True
+    for a, b in [(0, 1), (1, 2), (0, 3)]:  # TP 2, FP 1 (0-3), FN 1 (2-3)
+        learned[a, b] = learned[b, a] = True
+    f1, shd = skeleton_scores(learned, truth)
+    assert f1 == pytest.approx(2 * 2 / (2 * 2 + 1 + 1)) and shd == 2
+    assert skeleton_scores(truth, truth) == (1.0, 0)
+    empty = np.zeros((4, 4), dtype=bool)
+    assert skeleton_scores(empty, empty) == (1.0, 0)
+    assert skeleton_scores(empty, truth) == (0.0, 3)
+
+
 OBS = simulate(CHAIN, 200, 3, 0)[0]
 
 
@@ -126,6 +159,11 @@ OBS = simulate(CHAIN, 200, 3, 0)[0]
         (lambda: ci_test(OBS, 0, 1, weighting="best"), "weighting must be"),
         (lambda: simulate(CHAIN + CHAIN.T, 10, 3, 0), "contain a cycle"),
         (lambda: simulate(CHAIN, 10, 1, 0), "at least 2"),
+        (lambda: random_dag_edges(1, 0.5, 0), "p must be"),
+        (lambda: random_dag_edges(5, 1.5, 0), "edge_prob must be"),
+        (lambda: skeleton_scores(np.eye(3, dtype=bool), np.eye(4, dtype=bool)), "same shape"),
+        (lambda: skeleton_scores(np.triu(np.ones((3, 3), bool), 1), np.eye(3, dtype=bool)),
+         "symmetric"),
     ],
 )
 def test_bad_input_raises_clear_errors(call, message):

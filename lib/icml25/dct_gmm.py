@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from icml25.common.validation import check_scalar
+from icml25.common.validation import check_int, check_scalar
 
 __all__ = [
     "bvn_cdf",
@@ -60,6 +60,8 @@ __all__ = [
     "fisher_z_test",
     "binarize_at_mean",
     "random_dag_weights",
+    "random_dag_edges",
+    "skeleton_scores",
     "simulate",
 ]
 
@@ -393,6 +395,44 @@ def random_dag_weights(p: int, edges, rng, *, low=0.3, high=0.8) -> np.ndarray:
     for parent, child in edges:
         W[child, parent] = rng.uniform(low, high) * rng.choice([-1.0, 1.0])
     return W
+
+
+def random_dag_edges(p: int, edge_prob: float, rng) -> list[tuple[int, int]]:
+    r"""The ``(parent, child)`` edges of an Erdos-Renyi random DAG on ``p`` nodes.
+
+    A causal order is a uniform random permutation :math:`\pi`; each of the
+    :math:`\binom p2` pairs :math:`\pi_a \to \pi_b` (:math:`a < b`) is an edge independently with
+    probability ``edge_prob``, so a node's expected degree is ``edge_prob * (p - 1)``.
+    """
+    p = check_int(p, "p", minimum=2)
+    check_scalar(edge_prob, "edge_prob", minimum=0, maximum=1)
+    rng = np.random.default_rng(rng)
+    order = rng.permutation(p)
+    present = rng.random((p, p)) < edge_prob  # only the upper triangle is read
+    return [(int(order[a]), int(order[b])) for a in range(p) for b in range(a + 1, p)
+            if present[a, b]]
+
+
+def skeleton_scores(learned, truth) -> tuple[float, int]:
+    r"""F1 and structural Hamming distance of a learned skeleton against the true one.
+
+    Both are symmetric boolean adjacency matrices (the diagonal is ignored).  Over the
+    unordered pairs :math:`i<j`, with TP, FP and FN the true, spurious and missed edges,
+    :math:`F_1 = 2\,TP / (2\,TP + FP + FN)` (1 when both skeletons are empty) and
+    :math:`\mathrm{SHD} = FP + FN`.
+    """
+    learned, truth = np.asarray(learned, dtype=bool), np.asarray(truth, dtype=bool)
+    if learned.ndim != 2 or learned.shape != truth.shape or learned.shape[0] != learned.shape[1]:
+        raise ValueError("learned and truth must be square matrices of the same shape; got "
+                         f"{learned.shape} and {truth.shape}")
+    upper = np.triu(np.ones(learned.shape, dtype=bool), 1)
+    if np.any(learned != learned.T) or np.any(truth != truth.T):
+        raise ValueError("skeletons must be symmetric adjacency matrices")
+    tp = int(np.sum(learned & truth & upper))
+    fp = int(np.sum(learned & ~truth & upper))
+    fn = int(np.sum(~learned & truth & upper))
+    f1 = 1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+    return f1, fp + fn
 
 
 def simulate(W: np.ndarray, n: int, levels, rng, *, quantile_range=(0.1, 0.9)):

@@ -23,26 +23,69 @@ Modules: ``data`` (sprites), ``model`` (the backbone and its training), ``transf
 (inference and evaluation), ``flow`` (the classical peer), ``training`` (the committed models).
 """
 
-from .data import (BACKGROUND, N_JOINTS, POSE_NAMES, SIZE, bin_displacement, displacement,
-                   joints, make_identities, make_videos, random_poses, render, test_pairs)
-from .flow import FARNEBACK, farneback_chain, farneback_direct, farneback_flow
-from .model import (Animator, DenseMotion, Generator, Hourglass, KeypointDetector,
-                    PoseDetector, bidirectional_loss, equivariance_loss, gaussian_maps, grid,
-                    pyramid_l1, random_affine, separation_loss, soft_argmax, to_pixels,
-                    to_unit, train_animator, train_pose_detector)
-from .training import (CHECKPOINT, TRAINING, load_models, main, save_checkpoint,
-                       train_evaluator)
-from .transfer import (SELECTORS, akd_mkr, detect, gain_by_bin, l1, scores,
-                       transfer_anytime, transfer_direct)
+from .data import (
+                   BACKGROUND,
+                   N_JOINTS,
+                   POSE_NAMES,
+                   SIZE,
+                   bin_displacement,
+                   displacement,
+                   joints,
+                   make_identities,
+                   make_videos,
+                   random_poses,
+                   render,
+                   test_pairs,
+                   video_poses,
+)
+from .flow import (
+                   FARNEBACK,
+                   farneback_chain,
+                   farneback_chain_pairs,
+                   farneback_direct,
+                   farneback_flow,
+)
+from .model import (
+                   Animator,
+                   DenseMotion,
+                   Generator,
+                   Hourglass,
+                   KeypointDetector,
+                   PoseDetector,
+                   bidirectional_loss,
+                   equivariance_loss,
+                   gaussian_maps,
+                   grid,
+                   pyramid_l1,
+                   random_affine,
+                   separation_loss,
+                   soft_argmax,
+                   to_pixels,
+                   to_unit,
+                   train_animator,
+                   train_pose_detector,
+)
+from .training import CHECKPOINT, TRAINING, load_models, main, save_checkpoint, train_evaluator
+from .transfer import (
+                   SELECTORS,
+                   akd_mkr,
+                   detect,
+                   gain_by_bin,
+                   l1,
+                   scores,
+                   transfer_anytime,
+                   transfer_direct,
+)
 
 __all__ = [
     "BACKGROUND", "CHECKPOINT", "FARNEBACK", "N_JOINTS", "POSE_NAMES", "SELECTORS", "SIZE",
     "TRAINING", "Animator", "DenseMotion", "Generator", "Hourglass", "KeypointDetector",
     "PoseDetector", "akd_mkr", "bidirectional_loss", "bin_displacement", "detect",
-    "displacement", "equivariance_loss", "farneback_chain", "farneback_direct",
+    "displacement", "equivariance_loss", "farneback_chain", "farneback_chain_pairs",
+    "farneback_direct",
     "farneback_flow", "gain_by_bin", "gaussian_maps", "grid", "joints", "l1", "load_models",
     "main", "make_identities", "make_videos", "pyramid_l1", "random_affine", "random_poses",
     "render", "save_checkpoint", "scores", "separation_loss", "soft_argmax", "test_pairs",
     "to_pixels", "to_unit", "train_animator", "train_evaluator", "train_pose_detector",
-    "transfer_anytime", "transfer_direct",
+    "transfer_anytime", "transfer_direct", "video_poses",
 ]

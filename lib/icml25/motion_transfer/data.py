@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 #: Image side in pixels and number of ground-truth keypoints of a sprite.
 SIZE = 32
 N_JOINTS = 5
@@ -99,14 +101,9 @@ def random_poses(n: int, rng) -> np.ndarray:
                             rng.uniform(np.pi - 0.6, np.pi + 0.6, n)])
 
 
-def make_videos(n_videos: int, n_frames: int = 12, *, seed=0, max_motion: float = 1.0):
-    r"""Videos of articulated sprites: ``(frames, poses, identity)``.
-
-    A video keeps one identity and moves linearly in pose space from a random start pose to
-    a random end pose: the centre by up to $6\,m$ pixels, the torso by up to $1.6\,m$ radians,
-    each limb by up to $1\,m$ radians ($m$ = ``max_motion``). Frames ``(V, T, 3, H, W)``,
-    poses ``(V, T, 6)``; frame pairs of one video have displacements from zero to large.
-    """
+def video_poses(n_videos: int, n_frames: int = 12, *, seed=0, max_motion: float = 1.0):
+    r"""The poses ``(V, T, 6)`` and identities of the videos of :func:`make_videos`, without
+    rendering them (the same draw: :func:`make_videos` renders exactly these)."""
     if n_videos < 1 or n_frames < 2:
         raise ValueError(f"need n_videos >= 1 and n_frames >= 2; got {n_videos}, {n_frames}")
     if max_motion <= 0:
@@ -122,9 +119,25 @@ def make_videos(n_videos: int, n_frames: int = 12, *, seed=0, max_motion: float 
     end[:, 4] = np.clip(end[:, 4], -1.6, -0.2)
     t = np.linspace(0, 1, n_frames)[None, :, None]
     poses = start[:, None] + t * (end - start)[:, None]             # (V, T, 6)
+    return poses, ident
+
+
+def _render_videos(poses, ident):
+    n_videos, n_frames = poses.shape[:2]
     rep = {k: np.repeat(v, n_frames, 0) for k, v in ident.items()}
-    frames = render(poses.reshape(-1, 6), rep).reshape(n_videos, n_frames, 3, SIZE, SIZE)
-    return frames, poses, ident
+    return render(poses.reshape(-1, 6), rep).reshape(n_videos, n_frames, 3, SIZE, SIZE)
+
+
+def make_videos(n_videos: int, n_frames: int = 12, *, seed=0, max_motion: float = 1.0):
+    r"""Videos of articulated sprites: ``(frames, poses, identity)``.
+
+    A video keeps one identity and moves linearly in pose space from a random start pose to
+    a random end pose: the centre by up to $6\,m$ pixels, the torso by up to $1.6\,m$ radians,
+    each limb by up to $1\,m$ radians ($m$ = ``max_motion``). Frames ``(V, T, 3, H, W)``,
+    poses ``(V, T, 6)``; frame pairs of one video have displacements from zero to large.
+    """
+    poses, ident = video_poses(n_videos, n_frames, seed=seed, max_motion=max_motion)
+    return _render_videos(poses, ident), poses, ident
 
 
 def displacement(pose_a, pose_b, length) -> np.ndarray:
@@ -132,18 +145,49 @@ def displacement(pose_a, pose_b, length) -> np.ndarray:
     return np.linalg.norm(joints(pose_a, length) - joints(pose_b, length), axis=-1).mean(-1)
 
 
-def test_pairs(n_videos: int, n_frames: int = 12, *, seed=0) -> dict:
+def test_pairs(n_videos: int, n_frames: int = 12, *, seed=0, per_bin=None,
+               edges=(3.0, 6.0), subsample_seed=0) -> dict:
     """Source frame 0 against every later frame of held-out videos (the FOMM protocol):
     ``source, driving (N, 3, H, W)``, ``video, frame`` indices, ``joints_s, joints_d`` and the
-    ground-truth ``displacement`` (pixels), plus ``frames`` and ``poses`` of the videos."""
-    frames, poses, ident = make_videos(n_videos, n_frames, seed=seed)
+    ground-truth ``displacement`` (pixels), plus ``frames`` and ``poses`` of the videos.
+
+    ``per_bin`` (one count per displacement bin of ``edges``, ``None`` for all of a bin's
+    pairs; or ``None`` for every pair) keeps at most that many pairs of each bin, drawn uniformly without replacement (from
+    ``subsample_seed``), so that a large test set can spend its evaluation on the bins that
+    need it; a bin's mean over the kept pairs estimates the same quantity as over all of
+    them. Only the videos that keep a pair are rendered; ``video`` indexes the returned
+    ``frames``, and ``source_video`` the drawn videos. Without ``per_bin`` every video is
+    kept and the result is that of drawing the videos with :func:`make_videos`.
+    """
+    poses, ident = video_poses(n_videos, n_frames, seed=seed)
     v, f = np.meshgrid(np.arange(n_videos), np.arange(1, n_frames), indexing="ij")
     v, f = v.ravel(), f.ravel()
     length = ident["length"][v]
-    return dict(source=frames[v, 0], driving=frames[v, f], video=v, frame=f,
-                joints_s=joints(poses[v, 0], length), joints_d=joints(poses[v, f], length),
-                displacement=displacement(poses[v, 0], poses[v, f], length),
-                frames=frames, poses=poses, identity=ident)
+    disp = displacement(poses[v, 0], poses[v, f], length)
+    if per_bin is not None:
+        bins = bin_displacement(disp, edges)
+        per_bin = [len(bins) if c is None else int(c) for c in per_bin]
+        if len(per_bin) != len(edges) + 1 or min(per_bin) < 0:
+            raise ValueError(f"per_bin needs {len(edges) + 1} non-negative counts, "
+                             f"got {per_bin}")
+        rng = as_generator(subsample_seed)
+        keep = []
+        for b, cap in enumerate(per_bin):
+            idx = np.flatnonzero(bins == b)
+            if len(idx) > cap:
+                idx = np.sort(rng.choice(idx, cap, replace=False))
+            keep.append(idx)
+        keep = np.sort(np.concatenate(keep))
+        v, f, disp = v[keep], f[keep], disp[keep]
+    used, v_local = np.unique(v, return_inverse=True)
+    poses = poses[used]
+    ident = {k: val[used] for k, val in ident.items()}
+    frames = _render_videos(poses, ident)
+    length = ident["length"][v_local]
+    return dict(source=frames[v_local, 0], driving=frames[v_local, f], video=v_local,
+                frame=f, joints_s=joints(poses[v_local, 0], length),
+                joints_d=joints(poses[v_local, f], length), displacement=disp,
+                frames=frames, poses=poses, identity=ident, source_video=used)
 
 
 def bin_displacement(d, edges=(3.0, 6.0)) -> np.ndarray:

@@ -60,3 +60,37 @@ def farneback_chain(frames) -> np.ndarray:
             total = total + _remap(np.moveaxis(f, -1, 0), total).transpose(1, 2, 0)
         out.append(_remap(seq[0], total))
     return np.stack(out)
+
+
+def farneback_chain_pairs(frames, video, frame) -> np.ndarray:
+    r""":func:`farneback_chain` for many pairs of a few videos at once: pair $i$ warps frame 0
+    of video ``video[i]`` to its frame ``frame[i]`` through the frames between.
+
+    ``frames (V, T, 3, H, W)``. The flow $f_j$ from frame $j+1$ to frame $j$ of a video is
+    the same in every pair of that video, so it is computed once per video and step and
+    composed per pair exactly as in :func:`farneback_chain` (the same numbers, fewer flows).
+    Returns ``(N, 3, H, W)``.
+    """
+    frames = np.asarray(frames, np.float32)
+    video, frame = np.asarray(video), np.asarray(frame)
+    if frames.ndim != 5 or frames.shape[1] < 2:
+        raise ValueError(f"frames must be (V, T, 3, H, W) with T >= 2, got {frames.shape}")
+    if video.shape != frame.shape or video.ndim != 1:
+        raise ValueError("video and frame must be 1-d arrays of one length")
+    if len(video) and (video.min() < 0 or video.max() >= len(frames) or frame.min() < 1
+                       or frame.max() >= frames.shape[1]):
+        raise ValueError("video must index frames and frame lie in 1..T-1")
+    flows = {}
+
+    def step(v, j):  # flow from frame j+1 to frame j of video v, once
+        if (v, j) not in flows:
+            flows[v, j] = farneback_flow(frames[v, j + 1], frames[v, j])
+        return flows[v, j]
+
+    out = []
+    for v, m in zip(video.tolist(), frame.tolist()):
+        total = step(v, m - 1)
+        for j in range(m - 2, -1, -1):
+            total = total + _remap(np.moveaxis(step(v, j), -1, 0), total).transpose(1, 2, 0)
+        out.append(_remap(frames[v, 0], total))
+    return np.stack(out) if out else np.empty((0, *frames.shape[2:]), np.float32)

@@ -14,7 +14,7 @@ def _batches(n, batch):
     return [slice(i, min(i + batch, n)) for i in range(0, n, batch)]
 
 
-def transfer_direct(model, source, driving, *, batch: int = 256) -> np.ndarray:
+def transfer_direct(model, source, driving, *, batch: int = 64) -> np.ndarray:
     r"""$\hat D=G(S,k_S\to k_D)$ for arrays ``(N, 3, H, W)``."""
     source, driving = _check_images(source, driving)
     out = []
@@ -28,7 +28,7 @@ SELECTORS = ("keypoints", "midpoint")
 
 
 def transfer_anytime(model, source, driving, *, ts=(0.25, 0.5, 0.75),
-                     selector: str = "keypoints", batch: int = 256) -> dict:
+                     selector: str = "keypoints", batch: int = 64) -> dict:
     r"""Interpolate, select, then transfer the small remaining displacement.
 
     For each $t$ in ``ts``: $k_t=(1-t)k_S+tk_D$, $I_t=G(S,k_S\to k_t)$ and the final
@@ -72,7 +72,7 @@ def transfer_anytime(model, source, driving, *, ts=(0.25, 0.5, 0.75),
                 scores=scores)
 
 
-def detect(pose_detector, images, *, batch: int = 512) -> np.ndarray:
+def detect(pose_detector, images, *, batch: int = 64) -> np.ndarray:
     """Keypoints in pixels ``(N, 5, 2)`` found by the evaluation detector."""
     (images,) = _check_images(images)
     with torch.no_grad():
@@ -100,19 +100,26 @@ def l1(generated, real) -> np.ndarray:
     return np.abs(a - b).mean((1, 2, 3))
 
 
-def scores(pose_detector, generated, pairs) -> dict:
-    """``{"akd", "mkr", "l1"}`` per test pair; keypoints of the real frames re-detected."""
-    real = detect(pose_detector, pairs["driving"])
+def scores(pose_detector, generated, pairs, *, real=None) -> dict:
+    """``{"akd", "mkr", "l1"}`` per test pair against the keypoints ``real`` the detector
+    finds on the real driving frames (``detect(pose_detector, pairs["driving"])``; detected
+    here when not given, so that many methods scored on one test set detect them once)."""
+    if real is None:
+        real = detect(pose_detector, pairs["driving"])
     akd, mkr = akd_mkr(detect(pose_detector, generated), real)
     return dict(akd=akd, mkr=mkr, l1=l1(generated, pairs["driving"]))
 
 
 def gain_by_bin(baseline, method, bins, *, n_boot: int = 2000, level: float = 0.95,
-                seed=0) -> dict:
+                seed=0, groups=None) -> dict:
     r"""Paired gains $g_i=b_i-m_i$ (baseline error minus method error, per test pair) by
     displacement bin, with percentile-bootstrap intervals.
 
-    Pairs are resampled within each bin (a stratified bootstrap), so the same resamples give
+    Without ``groups`` pairs are resampled within each bin (a stratified bootstrap). With
+    ``groups`` (one label per pair, e.g. its video) whole groups are resampled, as the
+    pairs of one video share a source frame and an identity and are not independent; a
+    bin's mean in a resample is then the ratio $\sum_{i\in j}w_i g_i/\sum_{i\in j}w_i$ with
+    $w_i$ the number of times pair $i$'s group was drawn. Either way the same resamples give
     the interval of every bin's mean gain $\bar g_j$ and of the contrast
     $\bar g_{\text{large}}-\bar g_{\text{small}}$ (last bin minus first). Returns
     ``{"mean": (J,), "low": (J,), "high": (J,), "contrast": (value, (low, high))}``.
@@ -127,9 +134,27 @@ def gain_by_bin(baseline, method, bins, *, n_boot: int = 2000, level: float = 0.
     levels = np.unique(bins)
     rng = _rng(seed)
     boot = np.empty((n_boot, len(levels)))
-    for j, lev in enumerate(levels):
-        gj = g[bins == lev]
-        boot[:, j] = gj[rng.integers(0, len(gj), (n_boot, len(gj)))].mean(1)
+    if groups is None:
+        for j, lev in enumerate(levels):
+            gj = g[bins == lev]
+            boot[:, j] = gj[rng.integers(0, len(gj), (n_boot, len(gj)))].mean(1)
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != g.shape:
+            raise ValueError("groups must give one label per pair")
+        labels, gid = np.unique(groups, return_inverse=True)
+        # how often each group is drawn in each resample: (n_boot, G)
+        counts = np.zeros((n_boot, len(labels)))
+        draws = rng.integers(0, len(labels), (n_boot, len(labels)))
+        np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1)
+        for j, lev in enumerate(levels):
+            inside = bins == lev
+            sums = np.bincount(gid[inside], g[inside], len(labels))
+            sizes = np.bincount(gid[inside], minlength=len(labels)).astype(float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot[:, j] = (counts @ sums) / (counts @ sizes)
+        # a resample that drew no pair of some bin says nothing about it
+        boot = boot[np.isfinite(boot).all(1)]
     a = (1 - level) / 2
     mean = np.array([g[bins == lev].mean() for lev in levels])
     lo, hi = np.quantile(boot, [a, 1 - a], axis=0)
