@@ -5,13 +5,13 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from icml25 import cell_diff as C
+from icml25.cell_diff.model import _to_model
 
 torch.set_num_threads(1)
 
 SMALL = dict(C.TRAINING, d=16, depth=1, heads=2, steps=3, no_sequence_steps=3,
-             regression_steps=3, batch=8)
+             regression_steps=3, batch=8, n_train=40)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_scheduler_is_the_cosine_schedule_with_200_steps():
 
 def test_unified_loss_switch_and_gradients(cells):
     model = C.build("cell_diff", SMALL)
-    x0, morph, seq = C._to_model(cells)
+    x0, morph, seq = _to_model(cells)
     g = torch.Generator().manual_seed(0)
     total, img, sl = C.unified_loss(model, x0, morph, seq, g, C.scheduler())
     assert total.item() == pytest.approx(img.item() + sl.item(), rel=1e-6)
@@ -164,7 +164,7 @@ def test_unified_loss_switch_and_gradients(cells):
 def test_sequence_loss_ignores_visible_positions(cells):
     """Changing the logits of visible positions cannot change the sequence loss."""
     model = C.build("cell_diff", SMALL)
-    x0, morph, seq = C._to_model(cells.subset(slice(0, 8)))
+    x0, morph, seq = _to_model(cells.subset(slice(0, 8)))
     loss_a = C.unified_loss(model, x0, morph, seq, torch.Generator().manual_seed(4),
                             C.scheduler(), p_image=0.0)[2]
     g = torch.Generator().manual_seed(4)
@@ -173,7 +173,7 @@ def test_sequence_loss_ignores_visible_positions(cells):
     torch.randn(x0.shape, generator=g)
     masked = C.oaardm_mask(8, 24, g)
     with torch.no_grad():
-        eps, logits = model(x0, morph, torch.where(masked, C.MASK, seq),
+        _, logits = model(x0, morph, torch.where(masked, C.MASK, seq),
                             torch.zeros(8, dtype=torch.long))
         ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), seq,
                                                reduction="none")
@@ -184,7 +184,7 @@ def test_sequence_loss_ignores_visible_positions(cells):
 def test_model_shapes_and_no_sequence_variant(cells):
     for name in C.MODELS:
         m = C.build(name, SMALL)
-        x0, morph, seq = C._to_model(cells.subset(slice(0, 3)))
+        x0, morph, seq = _to_model(cells.subset(slice(0, 3)))
         img, logits = m(x0, morph, seq, torch.tensor([0, 5, 199]))
         assert img.shape == (3, 1, 16, 16)
         assert (logits is None) == (name == "no_sequence")
@@ -242,5 +242,47 @@ def test_bad_inputs_raise_clear_errors(cells):
         C.sample_sequences(C.build("no_sequence", SMALL), cells)
     with pytest.raises(ValueError, match="temperature"):
         C.sample_sequences(C.build("cell_diff", SMALL), cells, temperature=0)
-    with pytest.raises(ValueError, match=r"seeds \[0\], not 1; `python -m icml25.cell_diff train"):
-        C.load_models(1)  # the committed file holds training seed 0 only
+    with pytest.raises(ValueError,
+                       match=r"seeds \[0, 1, 2, 3, 4\], not 5; `python -m icml25.cell_diff train"):
+        C.load_models(C.TRAINING_SEEDS)  # the committed file holds seeds 0 .. TRAINING_SEEDS - 1
+
+
+# -------------------- training seeds and the committed models
+def _weights(models):
+    return {name: {k: v.clone() for k, v in m.state_dict().items()}
+            for name, (m, _) in models.items()}
+
+
+def _same(a, b):
+    return all(torch.equal(a[n][k], b[n][k]) for n in a for k in a[n])
+
+
+def test_training_is_deterministic_and_seeds_are_independent():
+    """A few steps twice give identical weights and curves; another seed other ones."""
+    first = C.train_models(0, SMALL)
+    again = C.train_models(0, SMALL)
+    other = C.train_models(1, SMALL)
+    assert set(first) == set(C.MODELS)
+    assert _same(_weights(first), _weights(again))
+    for name in C.MODELS:
+        assert np.array_equal(first[name][1]["image"], again[name][1]["image"])
+    w0, w1 = _weights(first), _weights(other)
+    assert not any(torch.equal(w0[n]["embed_img.weight"], w1[n]["embed_img.weight"])
+                   for n in C.MODELS)
+
+
+def test_committed_file_holds_the_three_training_seeds():
+    from icml25.common import checkpoints
+    from icml25.common import data as book_data
+
+    ckpt = checkpoints.load(book_data.path(C.CHECKPOINT))
+    assert sorted(ckpt.seeds) == list(range(C.TRAINING_SEEDS)) == [0, 1, 2, 3, 4]
+    assert ckpt.config == C.TRAINING
+    first = {n: w["embed_img.weight"] for n, w in ckpt.seeds[0].items()}
+    for s in (1, 2):  # each seed trained its own models
+        assert set(ckpt.seeds[s]) == set(C.MODELS)
+        assert not any(torch.equal(first[n], ckpt.seeds[s][n]["embed_img.weight"])
+                       for n in C.MODELS)
+    models, config = C.load_models(2)
+    assert set(models) == set(C.MODELS) and config == C.TRAINING
+    assert len(models["cell_diff"][1]["image"]) == C.TRAINING["steps"]
