@@ -80,7 +80,8 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 LR = 5e-3
-HOT_LR = 10 * LR  # the hotter regime of section 2: noisier updates for the rule to balance
+# the hotter regime of section 2: noisier updates for the rule to balance
+HOT_LR = 10 * LR
 WIDTHS = (16, 32, 32, 64)  # four conv blocks, four BatchNorm layers
 BN_MOMENTUM, CONCENTRATION = 0.05, 0.1  # the hard stream: RoTTA's robust BN, Dirichlet
 AUTHOR_S = 1e-12
@@ -271,7 +272,7 @@ hot_table = summary(hot, hot_names)
 
 
 def median_step(result):
-    """SSA's median step after its switch to the steady state (1 if it never switched)."""
+    """SSA's median step after switching to the steady state (1 if it never switched)."""
     steady = result.history["steady"] > 0
     return float(np.median(result.history["step"][steady])) if steady.any() else 1.0
 

@@ -720,7 +720,7 @@ VARIANTS = ("as drawn", "label shift", "class subset", "noisy", "shifted", "inve
 
 
 def target_indices(labels, pool, variant, rng):
-    """Indices of one target's points in `pool`: class proportions follow the variant."""
+    """Indices of one target's points in `pool`; class proportions follow `variant`."""
     if variant == "label shift":
         counts = rng.multinomial(size.n_target, rng.dirichlet(np.ones(10)))
         return np.concatenate([rng.choice(pool[labels[pool] == c], k, replace=True)
@@ -745,7 +745,8 @@ for name, (images, labels) in collections.items():
     chosen = run.rng(f"transfer-source-{name}").choice(len(labels), size.n_source,
                                                        replace=False)
     Xs_t = images[chosen].reshape(len(chosen), -1)
-    source_draw[name] = (chosen, Xs_t, labels[chosen], fit_softmax(Xs_t, labels[chosen], 10))
+    model = fit_softmax(Xs_t, labels[chosen], 10)
+    source_draw[name] = (chosen, Xs_t, labels[chosen], model)
 
 transfer_rows = []
 for source, (chosen, Xs_t, ys_t, weights) in source_draw.items():
@@ -765,7 +766,8 @@ for source, (chosen, Xs_t, ys_t, weights) in source_draw.items():
                                                 yt[rest])
             distance = sotdd(Xs_t, ys_t, Xt, yt, n_projections=size.L_transfer,
                              seed=run.seed_of(f"transfer-projections-{pair}"))
-            transfer_rows.append((source, target, variant, distance, gain, fine, scratch))
+            transfer_rows.append(
+                (source, target, variant, distance, gain, fine, scratch))
 tl_distance = np.array([r[3] for r in transfer_rows])
 tl_gain = np.array([r[4] for r in transfer_rows])
 tl_fine = np.array([r[5] for r in transfer_rows])
@@ -981,7 +983,8 @@ for alpha, (rho_alpha, low, high) in imbalance.items():
     print(f"{alpha:13.1f}   {rho_alpha:8.3f}   {low:.2f} to {high:.2f}")
 imb_overlap = imbalance[0.3][1] <= imbalance[100.0][2] and \
     imbalance[100.0][1] <= imbalance[0.3][2]
-book.glue(ex_imb_pairs=size.n_imb_pairs, ex_imb_L=size.L_claim // 4, ex_imb_03=imbalance[0.3][0],
+book.glue(ex_imb_pairs=size.n_imb_pairs, ex_imb_L=size.L_claim // 4,
+          ex_imb_03=imbalance[0.3][0],
           ex_imb_100=imbalance[100.0][0],
           ex_imb_verdict="overlap, so this run cannot tell the two regimes apart"
           if imb_overlap else "do not overlap")

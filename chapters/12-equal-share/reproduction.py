@@ -324,8 +324,9 @@ while len(rate_games) < size.rate_games:
     sigma = es.symmetric_equilibrium(game, seed=eq_seed)
     rate_drawn += 1
     gains = game.payoff_vectors(sigma)
-    # Left out = earns clearly less than C/n. The gap tells, not sigma's size: the solver's
-    # softmax leaves an unused action a weight near 1e-6, whose rounding varies by CPU.
+    # Left out = earns clearly less than C/n. The gap tells, not sigma's size: the
+    # solver's softmax leaves an unused action a weight near 1e-6, whose rounding
+    # varies by CPU.
     if game.equal_share - gains.min() <= 1e-3 * game.payoff_range:
         continue  # every action earns C/n: no learner can lose anything here
     rate_games.append(dict(game=game, A=A, R=game.payoff_range, gains=gains))

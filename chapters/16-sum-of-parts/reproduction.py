@@ -44,7 +44,7 @@
 mode = "book"  # choices: quick, book, paper
 seed = 0
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "nbval-check-output"]
 import numpy as np
 import torch
 
