@@ -271,11 +271,83 @@ def test_ks_statistic_matches_scipy():
         M.ks_statistic([], b)
 
 
-def test_committed_models_hold_training_seed_0():
-    models, info = M.load_models(0)
-    assert set(models) == {"uncurated", *(f"curated_{w}" for w in M.WIDTHS)}
-    assert info["model_seed"] == 0 and info["widths"] == M.WIDTHS
-    assert info["pvalues"].dtype == np.float64 and info["gene_pathway"].dtype == np.int64
-    assert 0 < info["kept_crops"] < info["n_crops"]
-    with pytest.raises(ValueError, match=r"seeds \[0\], not 1; `python -m icml25.microscopy_mae"):
-        M.load_models(1)
+def test_committed_models_hold_every_training_seed():
+    for seed in range(M.TRAINING_SEEDS):
+        models, info = M.load_models(seed)
+        assert set(models) == {"uncurated", *(f"curated_{w}" for w in M.WIDTHS)}
+        assert info["model_seed"] == seed and info["widths"] == M.WIDTHS
+        assert info["pvalues"].dtype == np.float64 and info["gene_pathway"].dtype == np.int64
+        assert 0 < info["kept_crops"] < info["n_crops"]
+    outcomes = M.curation_outcomes()
+    assert sorted(outcomes) == list(range(M.TRAINING_SEEDS))
+    assert np.array_equal(outcomes[0]["pvalues"], M.load_models(0)[1]["pvalues"])
+    # each seed curates its own pre-training screen
+    assert not np.array_equal(outcomes[0]["pvalues"], outcomes[1]["pvalues"])
+    with pytest.raises(ValueError,
+                       match=rf"not {M.TRAINING_SEEDS}; `python -m icml25.microscopy_mae"):
+        M.load_models(M.TRAINING_SEEDS)
+
+
+def test_average_precision_matches_scikit_learn():
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(3)
+    scores, relevant = rng.normal(size=400), rng.random(400) < 0.1
+    assert M.average_precision(scores, relevant) == pytest.approx(
+        average_precision_score(relevant, scores), abs=1e-12)
+    assert M.average_precision([3.0, 2.0, 1.0], [True, False, False]) == 1.0
+    assert M.average_precision([3.0, 2.0, 1.0], [False, False, True]) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="at least one relevant"):
+        M.average_precision([1.0, 2.0], [False, False])
+    with pytest.raises(ValueError, match="same size"):
+        M.average_precision([1.0, 2.0], [True])
+
+
+def test_compound_screen_plants_its_targets():
+    genes = M.make_screen(n_pathways=3, pathway_size=4, n_null=4, controls_per_plate=4,
+                          crops_per_well=1, seed=5)
+    compounds, target = M.make_compound_screen(genes, n_compounds=8, active=0.75,
+                                               controls_per_plate=4, crops_per_well=1,
+                                               seed=6)
+    assert (target >= 0).sum() == 6 and (target[6:] == -1).all()
+    assert (genes.gene_pathway[target[target >= 0]] >= 0).all()  # targets are pathway genes
+    assert np.array_equal(compounds.gene_pathway[:6], genes.gene_pathway[target[:6]])
+    # an active compound copies part of its target's knockout: positively aligned effects
+    cos = np.einsum("kt,kt->k", compounds.gene_effect[:6], genes.gene_effect[target[:6]])
+    assert (cos > 0).all()
+    assert compounds.images.shape == (2 * (8 + 4), 4, 24, 24)
+    again, _ = M.make_compound_screen(genes, n_compounds=8, controls_per_plate=4,
+                                      crops_per_well=1, seed=6)
+    assert np.array_equal(again.images, compounds.images)
+    with pytest.raises(ValueError, match="n_compounds"):
+        M.make_compound_screen(genes, n_compounds=0)
+    with pytest.raises(ValueError, match="active"):
+        M.make_compound_screen(genes, active=0.0)
+
+
+def test_compound_gene_ap_scores_known_pairs():
+    rng = np.random.default_rng(0)
+    genes = rng.normal(size=(20, 8))
+    target = np.array([0, 5, 9, -1])
+    exact = np.vstack([genes[[0, 5, 9]], rng.normal(size=(1, 8))])
+    ap, boot, chance = M.compound_gene_ap([genes, genes], [exact, rng.normal(size=(4, 8))],
+                                          target, n_boot=200, seed=1)
+    assert ap[0] == 1.0 and ap[1] < 1.0  # a compound identical to its target ranks it first
+    assert chance == pytest.approx(3 / 80)
+    assert boot.shape[1] == 2 and (boot[:, 0] == 1.0).all()
+    with pytest.raises(ValueError, match="no compound has a known target"):
+        M.compound_gene_ap(genes, exact, np.full(4, -1))
+
+
+def test_joint_map_aligns_both_screens_on_their_controls():
+    genes = M.make_screen(n_pathways=2, pathway_size=3, n_null=2, controls_per_plate=6,
+                          crops_per_well=1, seed=1)
+    compounds, _ = M.make_compound_screen(genes, n_compounds=4, controls_per_plate=6,
+                                          crops_per_well=1, seed=2)
+    rng = np.random.default_rng(0)
+    gw = rng.normal(size=(len(genes.well_gene), 5))
+    cw = rng.normal(size=(len(compounds.well_gene), 5))
+    g, c = M.joint_map(gw, genes, cw, compounds)
+    assert g.shape == (8, 5) and c.shape == (4, 5)
+    with pytest.raises(ValueError, match="one embedding row per well"):
+        M.joint_map(gw[:-1], genes, cw, compounds)

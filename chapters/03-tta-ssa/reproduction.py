@@ -272,7 +272,7 @@ hot_table = summary(hot, hot_names)
 
 
 def median_step(result):
-    """SSA's median step after switching to the steady state (1 if it never switched)."""
+    """SSA's median step once in its steady state (1 if it never switched)."""
     steady = result.history["steady"] > 0
     return float(np.median(result.history["step"][steady])) if steady.any() else 1.0
 
