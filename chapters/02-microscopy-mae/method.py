@@ -261,8 +261,8 @@ null_kept = [int(((o["pvalues"] < 0.01) & (o["gene_pathway"] < 0)).sum())
              for o in outcomes.values()]
 null_all = [int((o["gene_pathway"] < 0).sum()) for o in outcomes.values()]
 fp_pooled, n_null_pooled = sum(null_kept), sum(null_all)
-print(f"null genes kept by seed ({len(outcomes)} training seeds): {null_kept} of "
-      f"{null_all[0]} each; pooled {fp_pooled} of {n_null_pooled}")
+print(f"null genes kept, by training seed (of {null_all[0]} each): {null_kept}")
+print(f"pooled over {len(outcomes)} training seeds: {fp_pooled} of {n_null_pooled}")
 book.glue(n_training_seeds=len(outcomes), null_pooled=n_null_pooled,
           kept_null_pooled=fp_pooled)
 

@@ -75,7 +75,10 @@ def seed_everything(seed: int, threads: int = 1) -> None:
     if torch is not None:
         torch.manual_seed(global_seed)
         torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        # The flag of torch.use_deterministic_algorithms(True, warn_only=True) for eager code,
+        # set directly: that function also imports torch._inductor's config (1.4 s, sympy
+        # included) to set a flag that only compiled code reads, and no chapter compiles.
+        torch._C._set_deterministic_algorithms(True, warn_only=True)
 
 
 def as_generator(seed) -> np.random.Generator:
