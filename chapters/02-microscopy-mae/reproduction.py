@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Reproduction: the best block, the proxy, curation, alignment and width
+# # Reproduction: the best block, the proxy, curation, alignment, compounds and width
 #
 # The paper's recipe, checked on a synthetic screen whose relationships are planted:
 #
