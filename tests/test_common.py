@@ -163,3 +163,53 @@ def test_check_choice():
         check_choice(np.array(["ridge"]), "task", ("ridge",))
     with pytest.raises(ValueError, match="must be one of"):
         check_choice([1], "task", ("ridge",))
+
+
+# --------------------------------------------------------------------------- Adam
+
+
+def _train_with(optimiser_class):
+    """Thirty steps of a small conv net and a parameter that has no gradient every third step."""
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                              torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3))
+    table = torch.nn.Parameter(torch.randn(10, 5))
+    params = [*net.parameters(), table]
+    opt = optimiser_class(params, lr=3e-3)
+    gen = torch.Generator().manual_seed(1)
+    for i in range(30):
+        x, y = torch.randn(16, 1, 8, 8, generator=gen), torch.randint(0, 3, (16,), generator=gen)
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        if i % 3:
+            bags = torch.randint(0, 10, (4, 2), generator=gen)
+            loss = loss + torch.nn.functional.embedding_bag(bags, table, mode="sum").sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [p.detach().clone() for p in params]
+
+
+def test_adam_is_torch_adam_bit_for_bit():
+    import torch
+    from icml25.common.optim import Adam
+
+    ours, theirs = _train_with(Adam), _train_with(torch.optim.Adam)
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+    assert not torch.equal(ours[-1], theirs[-1] + 1e-3)  # the comparison can fail
+
+
+def test_adam_rejects_bad_settings():
+    import torch
+    from icml25.common.optim import Adam
+
+    p = torch.nn.Parameter(torch.zeros(2))
+    with pytest.raises(ValueError, match="at least one parameter"):
+        Adam([])
+    with pytest.raises(ValueError, match="lr must be"):
+        Adam([p], lr=0.0)
+    with pytest.raises(ValueError, match=r"betas\[1\] must be"):
+        Adam([p], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="real CPU tensors"):
+        Adam([torch.zeros(2, dtype=torch.complex64)])

@@ -45,7 +45,7 @@ from _chapter import LAYER, SAE_COLOUR
 
 SIZES = {
     # ex_*: the exercises' solutions (data sets, SAE epochs, extra split seeds)
-    "quick": dict(n_latents=512, epochs=2, grid="fixed", datasets=4,
+    "quick": dict(n_latents=512, epochs=2, grid="fixed", datasets=3,
                   settings=dict(scarcity=(8, 64), imbalance=(0.1,), noise=(0.2,),
                                 shift=(128,)),
                   spurious=(0.5, 1.0),

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.common.optim import Adam
 from icml25.common.streams import stream_int
 from icml25.common.validation import check_int
 
@@ -147,7 +148,7 @@ def _train_sae(X, n_latents, k, epochs, batch_size, lr, aux_k, aux_coef, dead_af
     xs = (data - sae.mu) / sae.s
     dead_after = len(X) if dead_after is None else dead_after
     since_fired = torch.zeros(n_latents)
-    opt = torch.optim.Adam(sae.parameters(), lr=lr)
+    opt = Adam(sae.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(stream_int(seed, "batch order"))
     history = []
     for epoch in range(epochs):
