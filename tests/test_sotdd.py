@@ -197,6 +197,18 @@ def test_block_size_changes_nothing(monkeypatch, block_bytes):
     np.testing.assert_allclose(w, w_ref, rtol=1e-11)
 
 
+def test_classes_longer_than_one_run_of_the_kernel():
+    """Classes of more points than the compiled kernel evaluates at once (``_RUN``)."""
+    from icml25.sotdd import _RUN
+
+    X1, y1 = blobs(3 * _RUN + 7, d=4, classes=2, seed=5)
+    X2, y2 = blobs(2 * _RUN + 1, d=4, classes=3, seed=6, shift=0.2)
+    for p in (1.0, 2.0):
+        _, w = sotdd(X1, y1, X2, y2, n_projections=50, p=p, seed=1, return_per_projection=True)
+        _, w_ref = sotdd_by_definition(X1, y1, X2, y2, n_projections=50, p=p, seed=1)
+        np.testing.assert_allclose(w, w_ref, rtol=1e-11)
+
+
 @pytest.mark.parametrize("n1, p, expected", [(800, 2, 0.4228121557071441),
                                              (700, 2, 0.4282204032132217),
                                              (800, 1, 0.14615853004576057)])

@@ -31,14 +31,17 @@ optimal transport between the two datasets under the ground cost
 Cost of :func:`sotdd`: :math:`O(L\,n\,(d + \lambda_{\max} + \log n))` time and
 :math:`O(\text{chunk}\cdot n)` memory; the class moments are a segment sum over points sorted by
 label, so the number of classes does not enter. Its floor is the matrix product
-:math:`\Theta X^\top` and the sort of every projected row; the label polynomial adds about
-:math:`\lambda_{\max}` elementwise passes over each block of rows.
+:math:`\Theta X^\top` and the sort of every projected row. The label polynomial is the one part
+that numpy cannot do near that floor (a pass over the block per degree, each bound by the cache's
+bandwidth): a small compiled kernel (numba) evaluates it on runs of points that stay in the L1
+cache, in the same arithmetic order on every CPU (no fused multiply-add, fixed partial sums).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from scipy.special import gammaln
 
@@ -255,8 +258,8 @@ def wasserstein_1d_pp(a: np.ndarray, b: np.ndarray, p: float = 2.0) -> np.ndarra
 
 # --------------------------------------------------------------------------- s-OTDD
 
-#: Bytes of one block of rows that the fused kernel keeps in the cache while it evaluates the
-#: label polynomial (a few passes over the block; a block the size of L2 is read from memory once).
+#: Bytes of one block of rows that stays in the L2 cache from the label pass to the sort and the
+#: transport cost (the product wrote the rows to memory; the block is read from it once).
 _BLOCK_BYTES = 1 << 18
 
 
@@ -274,64 +277,150 @@ def _label_polynomials(proj: Projections) -> np.ndarray:
     return coef
 
 
-def _sort_projected(T, coef, psi0, starts, counts, work) -> None:
-    r"""Turn rows :math:`\theta_l^\top x_i` into sorted :math:`z_l(x_i, y_i)`, in place.
+#: Points whose label polynomial is evaluated at once: the run and its partial values stay in the
+#: L1 cache while Horner's rule passes over them once per degree.
+_RUN = 512
+
+
+@numba.njit(cache=True, nogil=True)
+def _polynomial_sum(buf, t, coef, top):  # pragma: no cover - compiled; tested through sotdd
+    r""":math:`\sum_i g(t_i)` for a short run ``t``, with ``g`` of degree ``top`` and no constant.
+
+    Horner's rule, :math:`h \leftarrow c_{top} t`, then :math:`h \leftarrow (h + c_e)\,t` for
+    :math:`e = top-1, \dots, 1`, up to three degrees per vectorised pass over the run; the sum
+    in eight fixed interleaved partial sums, so that it is the same on every CPU whatever its
+    vector width (no reassociation, no fused multiply-add).
+    """
+    k = t.shape[0]
+    c, e = coef[top], top - 1
+    if e >= 3:  # the top coefficient and three more degrees in the first pass
+        c1, c2, c3 = coef[e], coef[e - 1], coef[e - 2]
+        for i in range(k):
+            x = t[i]
+            buf[i] = (((c * x + c1) * x + c2) * x + c3) * x
+        e -= 3
+    else:
+        for i in range(k):
+            buf[i] = c * t[i]
+    while e >= 3:  # three degrees per pass: a third of the loads and stores, same arithmetic
+        c1, c2, c3 = coef[e], coef[e - 1], coef[e - 2]
+        for i in range(k):
+            x = t[i]
+            buf[i] = (((buf[i] + c1) * x + c2) * x + c3) * x
+        e -= 3
+    while e >= 1:
+        c1 = coef[e]
+        for i in range(k):
+            buf[i] = (buf[i] + c1) * t[i]
+        e -= 1
+    # eight independent chains: an add's latency is hidden behind the next seven
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    whole = k - k % 8
+    for i in range(0, whole, 8):
+        s0 += buf[i]
+        s1 += buf[i + 1]
+        s2 += buf[i + 2]
+        s3 += buf[i + 3]
+        s4 += buf[i + 4]
+        s5 += buf[i + 5]
+        s6 += buf[i + 6]
+        s7 += buf[i + 7]
+    for i in range(whole, k):
+        s0 += buf[i]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_label_parts(T, coef, tops, psi0, starts, counts):  # pragma: no cover - compiled
+    r"""Turn rows :math:`t_{li} = \theta_l^\top x_i` into :math:`z_l(x_i, y_i)`, in place.
 
     ``T`` is a block ``(b, n)`` of one dataset whose points are grouped by class (``starts``,
-    ``counts``); ``work`` is scratch of at least the same shape.  The label part is the class
-    mean of :math:`g_l(\theta_l^\top x)`, evaluated by Horner's rule on the whole block (the
-    rows are sorted by degree, so the block's largest degree is close to each row's), then
-    :math:`z = \psi_0\,\theta^\top x + \text{label part}`, then an in-place sort of every row.
+    ``counts``). The label part of row :math:`l` for class :math:`c` is the class mean of
+    :math:`g_l(t)` (:func:`_label_polynomials`), then
+    :math:`z = \psi_{l0}\,t + \text{label part}`: one read of each row for the polynomial and
+    one read and write for :math:`z`, where numpy needs a pass over the block per degree.
     """
-    acc = work[: T.shape[0], : T.shape[1]]
-    top = coef.shape[1] - 1
-    while top > 1 and not coef[:, top].any():
-        top -= 1
-    np.multiply(T, coef[:, top, None], out=acc)
-    rows = coef.tolist()
-    for e in range(top - 1, 0, -1):
-        # a row's constant is added as a Python float: numpy's scalar loop is about twice as
-        # fast as broadcasting a column, and most exponents are missing from most rows
-        for i, row in enumerate(rows):
-            if row[e]:
-                acc[i] += row[e]
-        acc *= T
-    label = np.add.reduceat(acc, starts, axis=1) / counts  # (b, classes)
-    T *= psi0[:, None]
-    T += np.repeat(label, counts, axis=1)
-    T.sort(axis=1)
+    buf = np.empty(_RUN)
+    for r in range(T.shape[0]):
+        t, cf, top, scale = T[r], coef[r], tops[r], psi0[r]
+        for c in range(starts.shape[0]):
+            first, size = starts[c], counts[c]
+            total = 0.0
+            for lo in range(first, first + size, _RUN):
+                hi = min(lo + _RUN, first + size)
+                total += _polynomial_sum(buf[: hi - lo], t[lo:hi], cf, top)
+            label = total / size
+            segment = t[first : first + size]  # a view from 0: a loop the compiler vectorises
+            for i in range(size):
+                segment[i] = scale * segment[i] + label
+
+
+@numba.njit(cache=True, nogil=True)
+def _wpp_equal_rows(a, b, p):  # pragma: no cover - compiled; tested through sotdd
+    """Row-wise :math:`W_p^p` between sorted rows of equal length, in one pass.
+
+    Four fixed partial sums (element ``i`` goes to sum ``i mod 4``), so that the result is the
+    same on every CPU; the loop for :math:`p = 2` has no branch and no power.
+    """
+    m, n = a.shape
+    out = np.empty(m)
+    whole = n - n % 4
+    for r in range(m):
+        x, y = a[r], b[r]
+        s0 = s1 = s2 = s3 = 0.0
+        if p == 2.0:
+            for i in range(0, whole, 4):
+                d0, d1 = x[i] - y[i], x[i + 1] - y[i + 1]
+                d2, d3 = x[i + 2] - y[i + 2], x[i + 3] - y[i + 3]
+                s0 += d0 * d0
+                s1 += d1 * d1
+                s2 += d2 * d2
+                s3 += d3 * d3
+            for i in range(whole, n):
+                s0 += (x[i] - y[i]) ** 2
+        else:
+            for i in range(0, whole, 4):
+                s0 += abs(x[i] - y[i]) ** p
+                s1 += abs(x[i + 1] - y[i + 1]) ** p
+                s2 += abs(x[i + 2] - y[i + 2]) ** p
+                s3 += abs(x[i + 3] - y[i + 3]) ** p
+            for i in range(whole, n):
+                s0 += abs(x[i] - y[i]) ** p
+        out[r] = ((s0 + s1) + (s2 + s3)) / n
+    return out
 
 
 def _wpp_sorted_rows(a: np.ndarray, b: np.ndarray, p: float, grid) -> np.ndarray:
     """Row-wise :math:`W_p^p` between sorted rows ``a`` (m, na) and ``b`` (m, nb)."""
     if a.shape[1] == b.shape[1]:
-        diff = a - b
-        if p == 2.0:
-            return np.einsum("ij,ij->i", diff, diff) / a.shape[1]
-        return np.mean(np.abs(diff) ** p, axis=1)
+        return _wpp_equal_rows(a, b, p)
     widths, ia, ib = grid
     return (np.abs(a[:, ia] - b[:, ib]) ** p) @ widths
 
 
-def _chunk_values(sides, proj: Projections, p: float, grid) -> np.ndarray:
-    """:math:`W_p^p(z_l\\sharp D_1, z_l\\sharp D_2)` for one batch of projections."""
+def _chunk_values(sides, proj: Projections, p: float, grid, out=None) -> np.ndarray:
+    """:math:`W_p^p(z_l\\sharp D_1, z_l\\sharp D_2)` for one batch of projections.
+
+    ``out``: optional buffers of at least ``(m, n_s)`` for the two products, reused from batch
+    to batch (a fresh array of that size costs a page fault per 4 KiB at its first write).
+    """
     coef = _label_polynomials(proj)
-    degree = proj.moments.max(axis=1)
-    order = np.argsort(degree, kind="stable")  # similar degrees share a block
-    theta, coef, psi0 = proj.theta[order], coef[order], proj.psi[order, 0]
-    projected = [theta @ X.T for X, _, _ in sides]  # (m, n_s): one BLAS product per dataset
+    tops = proj.moments.max(axis=1)
+    psi0 = np.ascontiguousarray(proj.psi[:, 0])
+    m = len(coef)
+    out = out or [np.empty((m, X.shape[0])) for X, _, _ in sides]
+    # (m, n_s): one BLAS product per dataset, a row per projection
+    projected = [np.matmul(proj.theta, X.T, out=buf[:m]) for (X, _, _), buf in zip(sides, out)]
     n_max = max(T.shape[1] for T in projected)
     rows = max(1, _BLOCK_BYTES // (8 * n_max))
-    work = np.empty((min(rows, len(order)), n_max))
-    values = np.empty(len(order))
-    for r0 in range(0, len(order), rows):
+    values = np.empty(m)
+    for r0 in range(0, m, rows):
         block = slice(r0, r0 + rows)
         for T, (_, starts, counts) in zip(projected, sides, strict=True):
-            _sort_projected(T[block], coef[block], psi0[block], starts, counts, work)
+            _add_label_parts(T[block], coef[block], tops[block], psi0[block], starts, counts)
+            T[block].sort(axis=1)  # the block is still in the cache from the pass above
         values[block] = _wpp_sorted_rows(projected[0][block], projected[1][block], p, grid)
-    out = np.empty_like(values)
-    out[order] = values
-    return out
+    return values
 
 
 def sotdd(
@@ -381,10 +470,11 @@ def sotdd(
     -----
     The same values as :func:`project_dataset` followed by :func:`wasserstein_1d_pp` (to
     rounding), computed in a fused layout: points grouped by class once, one matrix product
-    :math:`\Theta X^\top` per dataset with a row per projection, the label moments as one
-    polynomial per projection (Horner's rule on cache-sized blocks of rows), and every row
-    sorted in place, so that the work beyond the product and the sort is a few passes over
-    each block.
+    :math:`\Theta X^\top` per dataset with a row per projection (into buffers reused from
+    chunk to chunk), the label moments as one polynomial per projection (Horner's rule, compiled,
+    on runs of points in the L1 cache), and every row sorted in place, so that the work beyond
+    the product and the sort is about two passes over each row. All projections are drawn
+    before the first product (the same draws as chunk by chunk).
     """
     X1, c1, X2, c2 = _check_pair(X1, y1, X2, y2)
     L = check_int(n_projections, "n_projections", minimum=1)
@@ -400,10 +490,12 @@ def sotdd(
     grid = _quantile_grid(len(X1), len(X2)) if len(X1) != len(X2) else None
     rng = np.random.default_rng(seed)
     per_projection = np.empty(L)
-    for start in range(0, L, chunk):
-        m = min(chunk, L - start)
-        proj = draw_projections(X1.shape[1], m, k, rng)
-        per_projection[start : start + m] = _chunk_values(sides, proj, p, grid)
+    buffers = [np.empty((min(chunk, L), X.shape[0])) for X, _, _ in sides]
+    starts = range(0, L, chunk)
+    draws = [draw_projections(X1.shape[1], min(chunk, L - s), k, rng) for s in starts]
+    for start, proj in zip(starts, draws):
+        per_projection[start : start + len(proj.theta)] = _chunk_values(sides, proj, p, grid,
+                                                                       buffers)
     value = float(np.mean(per_projection) ** (1.0 / p))
     return (value, per_projection) if return_per_projection else value
 
