@@ -100,7 +100,7 @@ book.glue(n_items=len(items), gold_show=" and ".join(f"[{g + 1}]" for g in item.
 # in which $\log p(r\mid C)$ cancels: two forward passes per candidate. In `reward`, each
 # `kind` returns one of these differences; the default, `only - without`, is $R(E)$:
 #
-# ```{literalinclude} /lib/icml25/selfcite.py
+# ```{literalinclude} /lib/icml25/selfcite/citations.py
 # :pyobject: reward
 # :caption: `icml25.selfcite.reward`: Drop, Hold and their sum
 # :language: python
@@ -196,13 +196,13 @@ book.claim("drop-plus-hold", float(identity_gap))
 # from the table (column `cols` keeps $E$, `n_all ^ cols` removes it) and applies the
 # guard; `best_of_n` then takes the largest.
 #
-# ```{literalinclude} /lib/icml25/selfcite.py
+# ```{literalinclude} /lib/icml25/selfcite/citations.py
 # :pyobject: candidate_rewards
 # :caption: `icml25.selfcite.candidate_rewards`: the reward of every candidate
 # :language: python
 # ```
 #
-# ```{literalinclude} /lib/icml25/selfcite.py
+# ```{literalinclude} /lib/icml25/selfcite/citations.py
 # :pyobject: length_guard
 # :caption: `icml25.selfcite.length_guard`: the paper's guard against long citations
 # :language: python
@@ -297,7 +297,7 @@ book.show_figure(fig, "fig_surrogate")
 # In `simpo_loss`, `margin` is the argument of $\sigma$, and `logaddexp(0, -margin)` is
 # $-\log\sigma(\text{margin})$ computed without overflow.
 #
-# ```{literalinclude} /lib/icml25/selfcite.py
+# ```{literalinclude} /lib/icml25/selfcite/citations.py
 # :pyobject: simpo_loss
 # :caption: `icml25.selfcite.simpo_loss`: the preference loss
 # :language: python
