@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.ranking import average_precision
 from icml25.common.stats import resample_indices
 
 from .curation import _unit, well_means
@@ -341,21 +342,6 @@ def joint_map(gene_wells, genes: Screen, compound_wells, compounds: Screen):
             aggregate(z[n:], compounds.well_gene, len(compounds.gene_pathway)))
 
 
-def average_precision(scores, relevant) -> float:
-    r"""Average precision of a ranking by ``scores`` (descending) for the items marked
-    ``relevant``: $\mathrm{AP} = \frac{1}{R}\sum_{k:\,\mathrm{rel}_k} P@k$, the area under
-    the precision-recall curve that scikit-learn's ``average_precision_score`` computes
-    (for scores without ties)."""
-    scores, relevant = np.ravel(scores), np.ravel(relevant).astype(bool)
-    if scores.shape != relevant.shape:
-        raise ValueError("scores and relevant must have the same size")
-    if not relevant.any():
-        raise ValueError("average precision needs at least one relevant item")
-    rel = relevant[np.argsort(-scores, kind="stable")]
-    hits = np.cumsum(rel)
-    return float((hits[rel] / (np.flatnonzero(rel) + 1)).sum() / hits[-1])
-
-
 def compound_gene_ap(gene_vectors, compound_vectors, target, *, n_boot: int = 1000,
                      seed=0):
     r"""Compound-gene activity prediction scored like RxRx3-core's benchmark: rank every
@@ -382,11 +368,13 @@ def compound_gene_ap(gene_vectors, compound_vectors, target, *, n_boot: int = 10
            for g, c in zip(gene_vectors, compound_vectors, strict=True)]
     if any(c.shape != relevant.shape for c in cos):
         raise ValueError("one compound vector per target and one gene vector per gene")
-    ap = np.array([average_precision(c, relevant) for c in cos])
+    # one ranking of every (compound, gene) pair: the arrays are flattened
+    ap = np.array([average_precision(c.ravel(), relevant.ravel()) for c in cos])
     rng = np.random.default_rng(seed)
     boot = np.full((n_boot, len(cos)), np.nan)
     for b in range(n_boot):
         pick = rng.integers(0, len(target), len(target))
         if relevant[pick].any():
-            boot[b] = [average_precision(c[pick], relevant[pick]) for c in cos]
+            boot[b] = [average_precision(c[pick].ravel(), relevant[pick].ravel())
+                       for c in cos]
     return ap, boot[~np.isnan(boot[:, 0])], float(relevant.mean())

@@ -28,6 +28,7 @@ with all-MiniLM-L6-v2 (:mod:`icml25.minilm`) once; ``python -m icml25.rationales
 data/rationales/models.pt`` trains the committed models. The chapter loads both.
 """
 
+from icml25.common.ranking import auroc, average_precision  # the detection scores
 from icml25.common.stats import bootstrap_ci  # the chapter's intervals
 
 from .concepts import (
@@ -55,8 +56,6 @@ from .evaluation import (
     unet_of,
 )
 from .metrics import (
-    auroc,
-    average_precision,
     dice,
     iou,
     iou_at_area,
