@@ -8,6 +8,8 @@
 # > citation quality significantly [...] The effectiveness of SelfCite is demonstrated by
 # > increasing citation F1 up to 5.3 points on the LongBench-Cite benchmark across five
 # > long-form question answering tasks. (Chuang et al., 2025, abstract)
+#
+# Section 4 turns to the paper's other use of the reward, as the training signal of SimPO.
 
 # %% [markdown]
 # Every method below chooses among the **same** sampled citation candidates for the same
@@ -458,14 +460,17 @@ book.glue(simpo_cpu_min=seconds / 60,
 
 # %% tags=["remove-output"]
 fig, ax = book.figure(height=2.6)
-labels = ["base"] + [f"SimPO {s}" for s in trained]
+labels = ["base"] + [str(s) for s in trained]
 most = [f1_base.mean()] + [f1_tuned[s].mean() for s in trained]
 spread = [expected_base.mean()] + [expected_tuned[s].mean() for s in trained]
 x = np.arange(len(labels))
-ax.bar(x, most, color=["0.6"] + [book.PALETTE[2]] * len(trained),
-       label="F1 of the most probable citation")
-ax.plot(x, spread, "o", color="black", ms=4, label="F1 expected under the model")
+ax.bar(x[:1], most[:1], color="0.6", label="most probable citation, base model")
+ax.bar(x[1:], most[1:], color=book.PALETTE[2],
+       label="most probable citation, after SimPO")
+ax.axhline(most[0], color="0.4", lw=0.8, ls="--")
+ax.plot(x, spread, "o", color="black", ms=4, label="expected under the model")
 ax.set_xticks(x, labels, fontsize=8)
+ax.set_xlabel("model (SimPO: its training seed)")
 ax.set_ylabel("citation F1")
 ax.set_ylim(0, 1)
 ax.legend(fontsize=7, loc="upper left")
@@ -478,7 +483,8 @@ book.show_figure(fig, "fig_simpo")
 #
 # **Citation F1 of the base model and of the model after SimPO, one bar per training
 # seed.** Bars: F1 of the most probable citation (what the model writes without
-# best-of-N); dots: F1 averaged over the model's distribution on the 31 citations.
+# best-of-N), the dashed line the base model's; dots: F1 averaged over the model's
+# distribution on the 31 citations.
 # ```
 
 # %% [markdown]
