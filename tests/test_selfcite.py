@@ -80,6 +80,21 @@ def test_generator_is_deterministic_and_well_formed():
         assert near not in it.sentences[:it.kinds.index("near_duplicate")]
 
 
+def test_pronoun_style_rewords_the_statements_only():
+    named, pronoun = sc.make_items(20, seed=5), sc.make_items(20, 5, style="pronoun")
+    for a, b in zip(named, pronoun):
+        assert (a.sentences, a.kinds, a.question, a.gold) == (b.sentences, b.kinds,
+                                                              b.question, b.gold)
+        assert b.statement != a.statement and b.statement.startswith(("It ", "Its "))
+        # the entity's name is in the question, not the statement, so the gold sentence and
+        # its near-duplicate (the name changed by one letter) share the same words with it
+        name = b.question.rstrip("?").split()[-2]
+        assert name in b.question and name not in b.statement
+        if len(b.gold) == 1:
+            lex = sc.lexical_scores(b)
+            assert lex[b.gold[0]] == lex[b.kinds.index("near_duplicate")]
+
+
 def test_prompt_keeps_the_original_sentence_numbers():
     it = sc.make_items(1, seed=0)[0]
     text = sc.prompt(it, [1, 3])
@@ -120,6 +135,10 @@ def test_bad_input_raises_clear_errors():
         sc.citation_prf([1], [])
     with pytest.raises(ValueError, match="n must be positive"):
         sc.make_items(0, 0)
+    with pytest.raises(ValueError, match="style must be one of"):
+        sc.make_items(3, 0, style="passive")
+    with pytest.raises(ValueError, match="style must be one of"):
+        sc.load_cache(style="passive")
     with pytest.raises(ValueError, match="indices must lie"):
         sc.prompt(sc.make_items(1, 0)[0], [7])
     with pytest.raises(ValueError, match="citations must lie"):
@@ -128,21 +147,25 @@ def test_bad_input_raises_clear_errors():
         sc.fit_surrogate(np.zeros((4, 2)), np.zeros(3))
 
 
-def test_cache_belongs_to_the_generated_items():
-    cache = sc.load_cache()
-    items = sc.make_items(sc.CACHE_ITEMS, sc.CACHE_SEED)
-    assert str(cache["digest"]) == sc.texts_digest(items)
-    assert cache["logp"].shape == (sc.CACHE_ITEMS, 2 ** sc.N_SENTENCES)
+@pytest.mark.parametrize("style", sc.STYLES)
+def test_cache_belongs_to_the_generated_items(style):
+    cache = sc.load_cache(style=style)
+    n_items = sc.CACHES[style][1]
+    items = sc.make_items(n_items, sc.CACHE_SEED, style)
+    assert cache["style"] == style and str(cache["digest"]) == sc.texts_digest(items)
+    assert cache["logp"].shape == (n_items, 2 ** sc.N_SENTENCES)
     assert np.isfinite(cache["logp"]).all() and (cache["logp"] < 0).all()
 
 
 @pytest.mark.slow  # loads SmolLM2-135M (most of a minute on two cores)
-def test_cache_is_the_models_output():
-    cache = sc.load_cache()
-    items = cache["items"]
-    picks = [(0, 31), (0, sc.subset_index(items[0].gold)), (len(items) - 1, 0)]
-    fresh = sc.score_subsets([items[k] for k, _ in picks],
-                             subsets=[np.flatnonzero(sc.mask_of(c)) for _, c in picks])
-    cached = np.array([cache["logp"][k, c] for k, c in picks])
-    assert np.abs(fresh - cached).max() < 1e-4
-    assert data.path(sc.CACHE).exists()
+def test_caches_are_the_models_output():
+    model, tokenizer = sc.load_model()
+    for style in sc.STYLES:
+        cache = sc.load_cache(style=style)
+        items = cache["items"]
+        picks = [(0, 31), (0, sc.subset_index(items[0].gold)), (len(items) - 1, 0)]
+        fresh = sc.score_subsets([items[k] for k, _ in picks], model, tokenizer,
+                                 subsets=[np.flatnonzero(sc.mask_of(c)) for _, c in picks])
+        cached = np.array([cache["logp"][k, c] for k, c in picks])
+        assert np.abs(fresh - cached).max() < 1e-4, style
+        assert data.path(sc.CACHES[style][0]).exists()

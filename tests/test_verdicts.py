@@ -42,6 +42,36 @@ def test_the_pooled_interval_covers_the_truth_95_percent_of_the_time(n_seeds, ta
     assert 0.93 <= _coverage(n_seeds, tau, within) <= 0.97
 
 
+def _shared_coverage(same_sample, n_seeds=10, shared=0.05, own=0.02, sims=2000,
+                     seed=20261205):
+    """Coverage when every seed measures the same sample: its error c is common to the
+    seeds, and each seed's interval (over that sample) has the width of c and d_i together."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(sims):
+        y = 0.3 + rng.normal(0, shared) + rng.normal(0, own, n_seeds)
+        se = np.hypot(shared, own) * rng.uniform(0.9, 1.1, n_seeds)
+        intervals = [(v - 1.96 * s, v + 1.96 * s) for v, s in zip(y, se)]
+        p = pooling.pool(y, intervals, ">", 0.0, same_sample=same_sample)
+        hits += p.interval[0] <= 0.3 <= p.interval[1]
+    return hits / sims
+
+
+def test_seeds_on_the_same_sample_keep_its_error():
+    """Pooled as independent replications, seeds that share their sample under-cover; the
+    same-sample interval keeps the shared error and covers about 95% of the time."""
+    assert _shared_coverage(False) < 0.75
+    assert 0.93 <= _shared_coverage(True) <= 0.985
+    # the shared part bounds what seeds can do: a larger sample would decide it
+    y, iv = [0.01, 0.012, 0.008, 0.011, 0.009], [(-0.03, 0.05)] * 5
+    p = pooling.pool(y, iv, ">", 0, same_sample=True)
+    assert p.method == "same sample" and p.verdict == "inconclusive"
+    assert p.seeds_to_decide is None and p.interval[0] < -0.02
+    assert pooling.pool(y, iv, ">", 0).verdict == "holds"  # what independence would say
+    with pytest.raises(ValueError, match="within-seed interval"):
+        pooling.pool(y, [None] * 5, ">", 0, same_sample=True)
+
+
 def test_an_interval_that_leaves_out_the_seed_variance_would_not_cover():
     """What the pooling fixes: seed-0's own interval, when training luck dominates."""
     rng = np.random.default_rng(1)
@@ -166,6 +196,8 @@ def test_declarations_refuse_what_they_cannot_mean():
         (base + 'varies = ["luck"]\n', "varies must list"),
         (base + "colour = 1\n", "unknown fields"),
         (base.replace('op = ">="', 'op = "in"'), "op 'in' needs"),
+        (base + "same_sample = true\n", "same_sample says the seeds share"),
+        (base + 'same_sample = "yes"\nvaries = ["evaluation"]\n', "true or false"),
         ("[[claims]]\nid = 'a'\n", "missing"),
     ]:
         with pytest.raises(declarations.DeclarationError, match=message):

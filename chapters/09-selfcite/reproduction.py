@@ -9,7 +9,9 @@
 # > increasing citation F1 up to 5.3 points on the LongBench-Cite benchmark across five
 # > long-form question answering tasks. (Chuang et al., 2025, abstract)
 #
-# Section 4 turns to the paper's other use of the reward, as the training signal of SimPO.
+Section 4 asks the same questions of statements that do not repeat the names of their
+# sources, and section 5 turns to the paper's other use of the reward, as the training
+# signal of SimPO.
 
 # %% [markdown]
 # Every method below chooses among the **same** sampled citation candidates for the same
@@ -54,9 +56,9 @@ from icml25.selfcite import simpo as ssp
 from _chapter import KIND_NAMES, LIMIT
 
 SIZES = {
-    "quick": dict(n_items=20, draws=3, sweep_draws=2, n_boot=300),
-    "book": dict(n_items=40, draws=20, sweep_draws=10, n_boot=2000),
-    "paper": dict(n_items=40, draws=100, sweep_draws=50, n_boot=5000),
+    "quick": dict(n_items=20, n_pronoun=40, draws=3, sweep_draws=2, n_boot=300),
+    "book": dict(n_items=40, n_pronoun=80, draws=20, sweep_draws=10, n_boot=2000),
+    "paper": dict(n_items=40, n_pronoun=80, draws=100, sweep_draws=50, n_boot=5000),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -80,15 +82,18 @@ book.glue(n_items=len(items), n_candidates=N_CANDIDATES, n_draws=size.draws,
 
 
 def run_draws(n_draws, n_candidates=N_CANDIDATES, limit=LIMIT, selectors=sc.SELECTORS,
-              name="candidates"):
+              name="candidates", table=None, questions=None):
     """(P, R, F1) per selector, averaged over draws: {selector: (items, 3)}; draw d
-    from the stream "`name`, draw d"."""
-    total = {s: np.zeros((len(items), 3)) for s in selectors}
+    from the stream "`name`, draw d". The questions and their score table default to
+    the named ones."""
+    table = cache if table is None else table
+    questions = items if questions is None else questions
+    total = {s: np.zeros((len(questions), 3)) for s in selectors}
     distinct = []
     for d in range(n_draws):
         draw = run.seed_of(f"{name}, draw {d}")
-        out, n_distinct = sc.select(cache, n_candidates, draw, limit, N_ABLATIONS,
-                                    selectors, items)
+        out, n_distinct = sc.select(table, n_candidates, draw, limit, N_ABLATIONS,
+                                    selectors, questions)
         distinct.append(n_distinct.mean())
         for s in selectors:
             total[s] += out[s] / n_draws
@@ -99,6 +104,29 @@ def paired(a, b, name):
     """Mean of a - b over questions and its bootstrap interval."""
     return sc.bootstrap_mean(np.asarray(a) - np.asarray(b),
                              run.rng(f"bootstrap: {name}"), size.n_boot)
+
+
+def gold_ranking(table, questions):
+    """Whether the gold set's reward beats the distractor alone and the gold set plus
+    the distractor, per question and distractor kind: two (questions, kinds) arrays."""
+    alone = np.zeros((len(questions), len(sc.DISTRACTOR_KINDS)))
+    plus = np.zeros_like(alone)
+    for k, it in enumerate(questions):
+        for j, kind in enumerate(sc.DISTRACTOR_KINDS):
+            d = it.kinds.index(kind)
+            gold = tuple(it.gold)
+            r = sc.candidate_rewards(table["logp"][k], [gold, (d,), gold + (d,)],
+                                     "drop_hold")
+            alone[k, j], plus[k, j] = r[0] > r[1], r[0] > r[2]
+    return alone, plus
+
+
+def lexical_separates(questions):
+    """Share of questions whose gold sentences all overlap the statement more than
+    every other sentence does (lexical overlap alone then finds the gold set)."""
+    return float(np.mean([
+        lex[list(it.gold)].min() > np.delete(lex, list(it.gold)).max()
+        for it, lex in ((it, sc.lexical_scores(it)) for it in questions)]))
 
 
 # %% [markdown]
@@ -162,7 +190,7 @@ book.show_figure(fig, "fig_f1")
 # in these questions the statement repeats the names of its gold sentences, so the
 # sentences with the highest overlap are the gold ones: a property of our generator that
 # real documents, where statements paraphrase and distractors share the vocabulary, have
-# much less of. The surrogate's reward, summed over sentences, favours long citations.
+# much less of. Section 4 removes it. The surrogate's reward, summed over sentences, favours long citations.
 #
 # The paper's headline is a gain in F1 on LongBench-Cite with an 8B model; what carries
 # over to this scale is the direction: the reward should lift F1 over the first sample and
@@ -331,15 +359,7 @@ book.claim("guard-respected", violations)
 
 # %%
 kinds = sc.DISTRACTOR_KINDS
-wins_alone = np.zeros((len(items), len(kinds)))
-wins_plus = np.zeros((len(items), len(kinds)))
-for k, it in enumerate(items):
-    row = cache["logp"][k]
-    for j, kind in enumerate(kinds):
-        d = it.kinds.index(kind)
-        gold, alone, plus = it.gold, (d,), tuple(it.gold) + (d,)
-        r = sc.candidate_rewards(row, [gold, alone, plus], "drop_hold")
-        wins_alone[k, j], wins_plus[k, j] = r[0] > r[1], r[0] > r[2]
+wins_alone, wins_plus = gold_ranking(cache, items)
 share_alone = sc.bootstrap_mean(wins_alone.mean(1),
                                 run.rng("bootstrap: gold above alone"), size.n_boot)
 share_plus = sc.bootstrap_mean(wins_plus.mean(1),
@@ -397,7 +417,119 @@ for claim_id, share in RANKING.items():
     )
 
 # %% [markdown]
-# ## 4. The reward as a training signal: SimPO, then a single sample
+# ## 4. Statements that do not name their source
+#
+# Every statement so far repeats its entity's name ("Construction of the Zorvan bridge
+# was finished in 1820."), and the gold sentences are the only ones that hold both the
+# name and the fact. Lexical overlap needs nothing more: in
+# {glue:text}`lex_sep_named:.0%` of the questions the gold sentences overlap the
+# statement more than any other sentence does. Real answers paraphrase and refer back
+# ("It was finished in 1820."). The same generator, from the same seed, writes its
+# statements in a second style, with a pronoun where the name was:
+# {glue:text}`n_pronoun` questions, the first {glue:text}`n_items` of them the
+# questions above with only the statement reworded, scored by the same judge in a
+# second table (`data/selfcite/pronoun.npz`). Now the gold sentence and its
+# near-duplicate (the name changed by one letter) share exactly the same words with the
+# statement, and only the question, which names the entity, tells them apart: lexical
+# overlap separates the gold sentences in {glue:text}`lex_sep_pronoun:.0%` of these
+# questions. Each question gets the same candidate draws as its named twin.
+
+# %%
+pron_cache = sc.load_cache(style="pronoun")
+pron_items = pron_cache["items"][:size.n_pronoun]
+pron, _ = run_draws(size.draws, table=pron_cache, questions=pron_items)
+f1_pron = {s: pron[s][:, 2] for s in sc.SELECTORS}
+n_twins = len(items)
+print(f"{'selector':28s} F1 named  pronoun  (same {n_twins})  pronoun (all)")
+for s in sc.SELECTORS:
+    print(f"{NAMES[s]:28s} {f1[s].mean():8.3f}  {f1_pron[s][:n_twins].mean():15.3f}"
+          f"  {f1_pron[s].mean():13.3f}")
+for s in sc.SELECTORS:
+    book.glue(f"f1p_{s}", f1_pron[s].mean())
+pron_alone, pron_plus = gold_ranking(pron_cache, pron_items)
+FULL = 2 ** sc.N_SENTENCES - 1
+drops = np.array([  # Drop of the gold set, and of the gold set with its near-duplicate
+    [row[FULL] - row[FULL ^ g], row[FULL] - row[FULL ^ g ^ near]]
+    for row, g, near in ((pron_cache["logp"][k], sc.subset_index(it.gold),
+                          sc.subset_index([it.kinds.index("near_duplicate")]))
+                         for k, it in enumerate(pron_items))])
+book.glue(n_pronoun=len(pron_items), lex_sep_named=lexical_separates(items),
+          lex_sep_pronoun=lexical_separates(pron_items),
+          lexical_change=f1_pron["lexical"][:n_twins].mean() - f1["lexical"].mean(),
+          selfcite_change=f1_pron["drop_hold"][:n_twins].mean() - f1["drop_hold"].mean(),
+          pron_alone_near=pron_alone[:, kinds.index("near_duplicate")].mean(),
+          pron_plus_near=pron_plus[:, kinds.index("near_duplicate")].mean(),
+          drop_gold=drops[:, 0].mean(), drop_both=drops[:, 1].mean())
+
+# %% tags=["remove-output"]
+order_p = ["first", "lexical", "surrogate", "drop", "hold", "drop_hold", "oracle"]
+fig, ax = book.figure(height=3.0)
+y = np.arange(len(order_p))
+for off, values, colour, label in (
+        (-0.2, f1, "0.6", f"named statements ({len(items)} questions)"),
+        (0.2, f1_pron, book.PALETTE[2],
+         f"pronoun statements ({len(pron_items)} questions)")):
+    ax.barh(y + off, [values[s].mean() for s in order_p], 0.4, color=colour, label=label)
+ax.set_yticks(y, [NAMES[s] for s in order_p], fontsize=8)
+ax.invert_yaxis()
+ax.set_xlabel("citation F1")
+ax.set_xlim(0, 1)
+ax.legend(fontsize=7, loc="lower right")
+book.show_figure(fig, "fig_styles")
+
+# %% [markdown]
+# ```{glue:figure} fig_styles
+# :alt: Horizontal grouped bar chart of citation F1 for seven selectors (first sample, lexical overlap, ContextCite surrogate, Drop only, Hold only, SelfCite and the oracle), one bar for the questions whose statements name their entity and one for the questions whose statements use a pronoun.
+# :name: fig-09-styles
+#
+# **Citation F1 of each selector when the statements name their entity and when they
+# refer to it with a pronoun.** Same sampler, same number of candidates; the first
+# {glue:text}`n_items` pronoun questions are the named ones reworded.
+# ```
+
+# %% [markdown]
+# On the {glue:text}`n_items` questions both styles share, with the same candidates,
+# rewording the statements changes lexical overlap's F1 by
+# {glue:text}`lexical_change:+.3f` and SelfCite's by {glue:text}`selfcite_change:+.3f`:
+# the judge reads the question, where the name still is, and lexical overlap, which
+# compares sentences with the statement only, now ties the gold sentence with its
+# near-duplicate. Over all {glue:text}`n_pronoun` pronoun questions SelfCite's F1 is
+# {glue:text}`f1p_drop_hold:.3f`, against {glue:text}`f1p_first:.3f` for the first
+# sample, {glue:text}`f1p_lexical:.3f` for lexical overlap and
+# {glue:text}`f1p_surrogate:.3f` for the ContextCite surrogate (Drop only
+# {glue:text}`f1p_drop:.3f`, Hold only {glue:text}`f1p_hold:.3f`).
+#
+# So the lead lexical overlap held in section 1 came from the statements repeating the
+# name; without it, the reward draws level with lexical overlap but does not pass it. The
+# near-duplicate is why: the reward prefers the gold set to the near-duplicate alone in
+# {glue:text}`pron_alone_near:.2f` of the pronoun questions, but to the gold set plus
+# the near-duplicate in only {glue:text}`pron_plus_near:.2f`. A context without the
+# gold sentence still holds its near-duplicate, which supports the reworded statement
+# almost as well: removing the gold set lowers the statement's mean log-probability by
+# {glue:text}`drop_gold:.2f` (Drop), removing it with the near-duplicate by
+# {glue:text}`drop_both:.2f`, so the reward tends to cite both. Whether the reward beats lexical overlap here is not
+# decided by these 80 questions: every seed re-draws the candidates of the same
+# questions, so more seeds cannot narrow the interval, and a larger question set would
+# be needed. The claims repeat sections 1 to 3 on these questions.
+
+# %% tags=["nbval-check-output"]
+for s, claim_id in (("first", "bon-beats-first-pronoun"),
+                    ("lexical", "bon-beats-lexical-pronoun"),
+                    ("surrogate", "bon-beats-contextcite-pronoun"),
+                    ("drop", "both-beat-drop-pronoun"),
+                    ("hold", "both-beat-hold-pronoun")):
+    diff = paired(f1_pron["drop_hold"], f1_pron[s], f"pronoun: SelfCite - {s}")
+    book.claim(claim_id, diff[0], interval=diff[1], note=PAIRED)
+for claim_id, wins in (("gold-above-alone-pronoun", pron_alone),
+                       ("gold-above-superset-pronoun", pron_plus)):
+    share = sc.bootstrap_mean(wins.mean(1), run.rng(f"bootstrap: {claim_id}"),
+                              size.n_boot)
+    book.claim(claim_id, share[0], interval=share[1],
+               note="ours: share of comparisons won; interval: 95% bootstrap over "
+               "questions")
+
+# %% [markdown]
+# ## 5. The reward as a training signal: SimPO, then a single sample
 #
 # The paper's second use of the reward is training. Best-of-N on the model's own samples
 # gives preference pairs: the best citation is the chosen answer, the worst the rejected
@@ -546,9 +678,14 @@ book.claim(
 #   rate $3\times10^{-7}$, one epoch of LongCite-45K) on 40 synthetic questions, and the
 #   model's citation is the most probable of the 31 well-formed ones rather than a sampled
 #   string; the loss is also checked on precomputed pairs in [the method](method.ipynb).
-# * **The baselines.** Lexical overlap is stronger here than it would be on real
-#   documents, because our statements repeat the names of their gold sentences; it is
-#   the one baseline the reward does not beat.
+# * **The baselines.** Lexical overlap is stronger on the named questions than it would
+#   be on real documents, because those statements repeat the names of their gold
+#   sentences; it is the one baseline the reward does not beat there. On the pronoun
+#   questions of section 4 the two draw level.
+# * **Questions and seeds.** The questions and their judge tables are fixed (two
+#   committed tables); a seed re-draws the candidates, the ablations and the
+#   bootstraps, and for SimPO the training. Every interval keeps the sampling error of
+#   the fixed questions, which more seeds do not remove.
 #
 # ## Exercises
 #

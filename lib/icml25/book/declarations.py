@@ -19,11 +19,17 @@ Each entry is a TOML table in the array ``claims``::
     atol = 0.0
     timed = false                   # the value is a CPU-time measurement
     varies = ["data"]               # what a seed changes: data, training, evaluation ([] none)
+    same_sample = false             # every seed measures the same sample (see below)
     max_seeds = 20                  # more seeds may be added while the claim is undecided
     [[claims.history]]              # every change after a published result, with its reason
     date = "2026-11-30"
     change = "threshold 4 -> 16"
     reason = "..."
+
+``same_sample = true`` says that every seed measures the same sample of items (fixed questions,
+say, with only the evaluation draws changing), while the within-seed interval is over those
+items: their sampling error is common to all seeds and does not shrink as seeds are added, so
+the pooled interval keeps it (:func:`icml25.book.pooling.pool`).
 
 Thresholds come from the paper's statement, never from a result. A change of ``op``,
 ``threshold`` or ``statement`` after a published result is recorded under ``history``; the tests
@@ -84,6 +90,7 @@ class Declaration:
     atol: float = 0.0
     timed: bool = False
     varies: tuple = ("data",)
+    same_sample: bool = False
     max_seeds: int = DEFAULT_MAX_SEEDS
     history: tuple = field(default=())
 
@@ -165,6 +172,11 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
         if entry.get("timed") and not varies:
             raise DeclarationError(f"{at}: a timed claim moves with every measurement; declare "
                                    "varies = [\"evaluation\"] (at least)")
+        if not isinstance(entry.get("same_sample", False), bool):
+            raise DeclarationError(f"{at}: same_sample must be true or false")
+        if entry.get("same_sample") and ("data" in varies or not varies):
+            raise DeclarationError(f"{at}: same_sample says the seeds share their data: it "
+                                   "needs varies without \"data\" (and not empty)")
         max_seeds = entry.setdefault("max_seeds", default_max)
         if not isinstance(max_seeds, int) or max_seeds < 5:
             raise DeclarationError(f"{at}: max_seeds must be an integer >= 5; got {max_seeds!r}")

@@ -22,7 +22,16 @@ when the whole interval lies on one side, **inconclusive** when the threshold li
 whose value is a yes/no statement pools as the share $k / n$ of seeds where it is true, with a
 Clopper-Pearson interval against one half: it holds when it is true in a clear majority of
 seeds. A claim that no seed changes (declared ``varies = []``, or identical in every seed) is
-decided by one run, with that run's interval. For an inconclusive claim,
+decided by one run, with that run's interval.
+
+When every seed measures the **same sample** (declared ``same_sample``: fixed questions, only the
+evaluation draws change), the seeds are not independent replications of the sampling error:
+$y_i = \mu + c + d_i$ with $c$ the sample's error, shared, and $d_i$ the seed's own. The
+within-seed variance estimates $\sigma_c^2 + \sigma_d^2$ and the scatter over seeds
+$\sigma_d^2$, so the variance of the mean over $n$ seeds is estimated as
+$\max(\overline{s^2} - \hat\sigma_d^2, 0) + \hat\sigma_d^2 / n$, and the interval is the wider
+of $\hat\mu \pm 1.96$ times its root and the interval above: more seeds shrink only the seeds'
+part. For an inconclusive claim,
 :func:`seeds_to_decide` says how many seeds would decide it at the observed effect.
 """
 
@@ -35,7 +44,7 @@ import numpy as np
 
 from icml25.book.claims import format_measured
 from icml25.book.claims import verdict as point_verdict
-from icml25.common.stats import clopper_pearson, random_effects, standard_errors
+from icml25.common.stats import Z95, clopper_pearson, random_effects, standard_errors
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,7 @@ class Pooled:
     interval: tuple[float, float]
     n: int
     verdict: str
-    method: str  # "random effects", "t over seeds", "share of seeds", "one run"
+    method: str  # "random effects", "t over seeds", "same sample", "share of seeds", "one run"
     seeds_to_decide: int | None = None
 
     def text(self) -> str:
@@ -75,7 +84,8 @@ def seeds_to_decide(n: int, estimate: float, half_width: float, op: str, thresho
     return max(n + 1, math.ceil(n * (half_width / gap) ** 2))
 
 
-def pool(values, intervals, op: str, threshold, *, deterministic: bool = False) -> Pooled:
+def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
+         same_sample: bool = False) -> Pooled:
     """The pooled estimate, interval and verdict of one claim over its seeds.
 
     Parameters
@@ -88,6 +98,9 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False) 
         The declared comparison and threshold (a threshold computed by the run: seed 0's).
     deterministic : bool
         The claim declares that no seed changes it: one run decides, with its own interval.
+    same_sample : bool
+        Every seed measures the same sample, and the within-seed intervals are over it: their
+        shared part is kept in the pooled interval (see the module's docstring).
     """
     values, intervals = list(values), list(intervals)
     if not values or len(values) != len(intervals):
@@ -119,8 +132,28 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False) 
     within = bool(np.all(np.isfinite(se)) and np.all(se > 0))
     method = "random effects" if within else "t over seeds"
     mu, half, _ = random_effects(y, se if within else 0 * y)
+    shared = 0.0
+    if same_sample:
+        if not within:
+            raise ValueError("same_sample pooling needs every seed's within-seed interval")
+        scatter = float(y.var(ddof=1))
+        shared = max(float(np.mean(se**2)) - scatter, 0.0)
+        half = max(half, Z95 * math.sqrt(shared + scatter / len(y)))
+        method = "same sample"
     interval = (mu - half, mu + half)
     verdict = point_verdict(mu, op, threshold, interval)
-    more = (seeds_to_decide(len(y), mu, half, op, threshold) if verdict == "inconclusive"
-            else None)
+    more = None
+    if verdict == "inconclusive":
+        more = (seeds_to_decide(len(y), mu, half, op, threshold) if not same_sample
+                else _seeds_with_shared_error(len(y), mu, shared, float(y.var(ddof=1)), op,
+                                              threshold))
     return Pooled(mu, interval, len(y), verdict, method, more)
+
+
+def _seeds_with_shared_error(n, estimate, shared, scatter, op, threshold) -> int | None:
+    """Seeds that would decide a same-sample claim: ``None`` when the shared error alone
+    keeps the threshold inside (a larger sample, not more seeds, would decide it)."""
+    gap = min(abs(estimate - edge) for edge in _edges(op, threshold)) / Z95
+    if gap**2 <= shared:
+        return None
+    return max(n + 1, math.ceil(scatter / (gap**2 - shared)))

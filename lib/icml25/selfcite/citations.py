@@ -44,7 +44,7 @@ __all__ = [
     "DISTRACTOR_KINDS", "REWARDS", "SELECTORS", "Item", "best_of_n", "bootstrap_mean",
     "candidate_rewards", "citation_prf", "fit_surrogate", "item_texts",
     "length_balance", "length_guard", "lexical_scores", "load_cache", "make_items",
-    "mask_of", "prompt",
+    "mask_of", "prompt", "CACHES", "STYLES",
     "propose_candidates", "reward", "score_subsets", "select", "simpo_loss",
     "subset_index", "surrogate_weights", "texts_digest",
 ]
@@ -176,18 +176,27 @@ _FILLER = ("Most rivers in the region freeze for a few weeks each winter.",
            "Sheep graze on the hills above the old road.",
            "Many houses in the district have red tile roofs.",
            "A ferry crosses the lake twice a day in summer.")
-# single facts: (supporting sentence, question, statement, lexical distractor)
+# single facts: (supporting sentence, question, statement, the statement in the
+# "pronoun" style, lexical distractor)
 _SINGLE = (
     ("The {e} was built in {y}.", "When was the {e} built?",
      "Construction of the {e} was finished in {y}.",
+     "Its construction was finished in {y}.",
      "The {e} was built from grey stone and painted white."),
     ("The {e} stands in the town of {p}.", "Where is the {e}?",
      "The {e} is located in {p}.",
+     "It is located in {p}.",
      "The {e} stands on a hill that overlooks the whole town."),
     ("The {e} was founded by {h}.", "Who founded the {e}?",
      "{h} was the founder of the {e}.",
+     "Its founder was {h}.",
      "The {e} was founded on a promise of free entry for all."),
 )
+STYLES = ("named", "pronoun")
+"""Statement styles: ``"named"`` statements repeat the entity's name ("Construction of the
+Zorvan bridge was finished in 1820."); ``"pronoun"`` ones refer to it through the question
+only ("Its construction was finished in 1820."), so the gold sentence and its near-duplicate
+share exactly the same words with the statement."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +218,7 @@ def _one_letter_off(name: str, rng) -> str:
     return name[:i] + str(rng.choice(vowels)) + name[i + 1:]
 
 
-def _make_item(rng) -> Item:
+def _make_item(rng, style: str) -> Item:
     name, other = rng.choice(_NAMES, 2, replace=False)
     thing, thing2 = rng.choice(_THINGS, 2, replace=False)
     person, person2 = rng.choice(_PEOPLE, 2, replace=False)
@@ -219,7 +228,8 @@ def _make_item(rng) -> Item:
     near = f"{_one_letter_off(str(name), rng)} {thing}"
     values = dict(y=year, p=place, h=person)
     if rng.random() < 0.5:  # one supporting sentence
-        fact, question, statement, lexical = _SINGLE[int(rng.integers(len(_SINGLE)))]
+        fact, question, named, pronoun, lexical = _SINGLE[int(rng.integers(len(_SINGLE)))]
+        statement = named if style == "named" else pronoun
         gold = [fact.format(e=ent, **values)]
         other_fact = fact.format(e=ent2, y=year2, p=place2, h=person2)
         dup = fact.format(e=near, **values)
@@ -235,20 +245,27 @@ def _make_item(rng) -> Item:
                        f"{near_person} was born in {place2}."]
         kinds = ["gold", "gold", *DISTRACTOR_KINDS]
         question = f"Where was the designer of the {ent} born?"
-        statement = f"The {ent} was designed by an architect born in {place}."
+        statement = (f"The {ent} was designed by an architect born in {place}."
+                     if style == "named" else f"Its architect was born in {place}.")
     order = rng.permutation(len(pool))
     return Item(tuple(pool[i] for i in order), tuple(kinds[i] for i in order), question,
                 statement, tuple(int(np.flatnonzero(order == g)[0])
                                  for g in range(len(gold))))
 
 
-def make_items(n: int, seed) -> list[Item]:
+def make_items(n: int, seed, style: str = "named") -> list[Item]:
     """``n`` seeded questions of :data:`N_SENTENCES` sentences: half need one supporting
     sentence (plus one distractor of each kind and a filler), half two chained ones (a
-    design fact and the designer's birthplace, plus one distractor of each kind)."""
+    design fact and the designer's birthplace, plus one distractor of each kind).
+
+    The ``style`` (:data:`STYLES`) changes the statements' wording only: the same seed
+    draws the same contexts, questions and gold sets in both styles.
+    """
     check_int(n, "n", minimum=1)
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     rng = np.random.default_rng(seed)
-    return [_make_item(rng) for _ in range(n)]
+    return [_make_item(rng, style) for _ in range(n)]
 
 
 def prompt(item: Item, keep) -> str:
@@ -518,43 +535,74 @@ def sentence_tokens(items, tokenizer) -> np.ndarray:
 
 CACHE = "selfcite/scores.npz"
 CACHE_ITEMS, CACHE_SEED = 40, 2025
+CACHES = {"named": (CACHE, CACHE_ITEMS), "pronoun": ("selfcite/pronoun.npz", 80)}
+"""The committed score tables by statement style: (file under ``data/``, questions). Both
+are drawn from :data:`CACHE_SEED`, so the first 40 pronoun-style questions are the named
+ones with only their statements reworded."""
 
 
-def load_cache(path=None) -> dict:
-    """The committed score cache: ``logp`` (items, 2**n), ``tokens`` (items, n),
-    ``digest`` and the ``items`` it was scored on (regenerated from the seed)."""
+def load_cache(path=None, style: str = "named") -> dict:
+    """A committed score table: ``logp`` (items, 2**n), ``tokens`` (items, n),
+    ``digest`` and the ``items`` it was scored on (regenerated from the seed and the
+    style it records). ``path`` defaults to the table of ``style`` (:data:`CACHES`)."""
     if path is None:
         from icml25.common import data
 
-        path = data.path(CACHE)
+        if style not in CACHES:
+            raise ValueError(f"style must be one of {tuple(CACHES)}, got {style!r}")
+        path = data.path(CACHES[style][0])
     with np.load(path) as f:
         cache = {k: f[k] for k in f.files}
-    items = make_items(int(cache["n_items"]), int(cache["seed"]))
+    recorded = str(cache.get("style", "named"))  # the first table predates the styles
+    items = make_items(int(cache["n_items"]), int(cache["seed"]), recorded)
     if texts_digest(items) != str(cache["digest"]):
         raise ValueError("the score cache was computed on other texts; regenerate it")
-    cache["items"] = items
+    cache["items"], cache["style"] = items, recorded
     return cache
 
 
-def main(argv=None):  # pragma: no cover - the data command, run by hand
-    """``python -m icml25.selfcite data/selfcite/scores.npz``: score every subset."""
-    import argparse
-    import time
-
+def _score_part(job):  # pragma: no cover - a worker of main
     import torch
+
+    torch.set_num_threads(1)
+    n_items, style, part, parts = job
+    items = make_items(n_items, CACHE_SEED, style)
+    mine = items[len(items) * part // parts:len(items) * (part + 1) // parts]
+    model, tokenizer = load_model()
+    return score_subsets(mine, model, tokenizer), sentence_tokens(mine, tokenizer)
+
+
+def main(argv=None):  # pragma: no cover - the data command, run by hand
+    """``python -m icml25.selfcite OUT [--style pronoun] [--jobs J]``: score every subset
+    of every question (about 5 CPU-seconds a question with one thread).
+
+    ``--jobs J`` scores J consecutive parts of the questions in J processes; each part is
+    scored as a run on those questions alone would score it, so J is part of the command
+    that regenerates a table bit for bit (the named table: one job; pronoun: two)."""
+    import argparse
+    import multiprocessing
+    import time
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out")
-    parser.add_argument("--items", type=int, default=CACHE_ITEMS)
+    parser.add_argument("--style", choices=STYLES, default="named")
+    parser.add_argument("--items", type=int, default=None)
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    items = make_items(args.items, CACHE_SEED)
+    n_items = CACHES[args.style][1] if args.items is None else args.items
+    items = make_items(n_items, CACHE_SEED, args.style)
     start = time.perf_counter()
-    model, tokenizer = load_model()
-    logp = score_subsets(items, model, tokenizer)
-    np.savez_compressed(args.out, logp=logp, tokens=sentence_tokens(items, tokenizer),
-                        digest=texts_digest(items), n_items=args.items, seed=CACHE_SEED,
-                        seconds=time.perf_counter() - start)
+    jobs = [(n_items, args.style, k, args.jobs) for k in range(args.jobs)]
+    if args.jobs == 1:
+        parts = [_score_part(jobs[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            parts = pool.map(_score_part, jobs)
+    extra = {} if args.style == "named" else dict(style=args.style, jobs=args.jobs)
+    np.savez_compressed(args.out, logp=np.vstack([p[0] for p in parts]),
+                        tokens=np.vstack([p[1] for p in parts]),
+                        digest=texts_digest(items), n_items=n_items, seed=CACHE_SEED,
+                        seconds=time.perf_counter() - start, **extra)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -78,6 +78,9 @@ class Row:
             if d is not None and d.deterministic:
                 return "deterministic: no seed changes it, one run decides"
             return f"identical in all {len(self.seeds)} seeds: one run decides"
+        if p.method == "same sample":
+            return (f"pooled over {p.n} seeds on the same sample, whose sampling error "
+                    "stays in the interval")
         text = f"pooled over {p.n} independent seeds"
         if self.trained_once and d is not None and "training" not in d.varies:
             text += " (one trained model: the seeds do not vary the training)"
@@ -98,6 +101,8 @@ class Row:
         if self.pooled.method == "one run":
             return "more samples in the run would decide it"
         wanted = self.pooled.seeds_to_decide
+        if not wanted and self.pooled.method == "same sample":
+            return "a larger sample would decide it: more seeds cannot, as they share it"
         if not wanted:
             return "the estimate sits on the threshold: no number of seeds decides it"
         if wanted > 1000:
@@ -170,7 +175,8 @@ def rows(chapter: notebooks.Chapter) -> list[Row]:
                 ordered = [seeds[k] for k in sorted(seeds)]
                 pooled = pooling.pool([s["value"] for s in ordered],
                                       [s.get("interval") for s in ordered], c.op, c.threshold,
-                                      deterministic=bool(d and d.deterministic))
+                                      deterministic=bool(d and d.deterministic),
+                                      same_sample=bool(d and d.same_sample))
             found.append(Row(chapter.name, py.stem, c.id, d, c, seeds, pooled, trained_once))
     return found
 
@@ -429,6 +435,8 @@ def undecided(chapter: notebooks.Chapter) -> list[tuple[str, int]]:
         p, d = row.pooled, row.declaration
         if p is None or d is None or p.verdict != "inconclusive" or d.deterministic:
             continue
+        if p.method == "same sample" and not p.seeds_to_decide:
+            continue  # the shared sample's error decides: more seeds cannot
         if p.n < d.max_seeds:
             found.append((row.id, min(d.max_seeds, p.seeds_to_decide or d.max_seeds)))
     return found
