@@ -9,7 +9,7 @@
 # > increasing citation F1 up to 5.3 points on the LongBench-Cite benchmark across five
 # > long-form question answering tasks. (Chuang et al., 2025, abstract)
 #
-Section 4 asks the same questions of statements that do not repeat the names of their
+# Section 4 asks the same questions of statements that do not repeat the names of their
 # sources, and section 5 turns to the paper's other use of the reward, as the training
 # signal of SimPO.
 
@@ -455,8 +455,8 @@ drops = np.array([  # Drop of the gold set, and of the gold set with its near-du
                          for k, it in enumerate(pron_items))])
 book.glue(n_pronoun=len(pron_items), lex_sep_named=lexical_separates(items),
           lex_sep_pronoun=lexical_separates(pron_items),
-          lexical_change=f1_pron["lexical"][:n_twins].mean() - f1["lexical"].mean(),
-          selfcite_change=f1_pron["drop_hold"][:n_twins].mean() - f1["drop_hold"].mean(),
+          lexical_change=(f1_pron["lexical"][:n_twins] - f1["lexical"]).mean(),
+          selfcite_change=(f1_pron["drop_hold"][:n_twins] - f1["drop_hold"]).mean(),
           pron_alone_near=pron_alone[:, kinds.index("near_duplicate")].mean(),
           pron_plus_near=pron_plus[:, kinds.index("near_duplicate")].mean(),
           drop_gold=drops[:, 0].mean(), drop_both=drops[:, 1].mean())
@@ -469,12 +469,14 @@ for off, values, colour, label in (
         (-0.2, f1, "0.6", f"named statements ({len(items)} questions)"),
         (0.2, f1_pron, book.PALETTE[2],
          f"pronoun statements ({len(pron_items)} questions)")):
-    ax.barh(y + off, [values[s].mean() for s in order_p], 0.4, color=colour, label=label)
+    ax.barh(y + off, [values[s].mean() for s in order_p], 0.4, color=colour,
+            label=label)
 ax.set_yticks(y, [NAMES[s] for s in order_p], fontsize=8)
 ax.invert_yaxis()
 ax.set_xlabel("citation F1")
 ax.set_xlim(0, 1)
-ax.legend(fontsize=7, loc="lower right")
+ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
+          frameon=False)
 book.show_figure(fig, "fig_styles")
 
 # %% [markdown]

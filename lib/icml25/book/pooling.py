@@ -26,11 +26,11 @@ decided by one run, with that run's interval.
 
 When every seed measures the **same sample** (declared ``same_sample``: fixed questions, only the
 evaluation draws change), the seeds are not independent replications of the sampling error:
-$y_i = \mu + c + d_i$ with $c$ the sample's error, shared, and $d_i$ the seed's own. The
-within-seed variance estimates $\sigma_c^2 + \sigma_d^2$ and the scatter over seeds
-$\sigma_d^2$, so the variance of the mean over $n$ seeds is estimated as
-$\max(\overline{s^2} - \hat\sigma_d^2, 0) + \hat\sigma_d^2 / n$, and the interval is the wider
-of $\hat\mu \pm 1.96$ times its root and the interval above: more seeds shrink only the seeds'
+$y_i = \\mu + c + d_i$ with $c$ the sample's error, shared, and $d_i$ the seed's own. The
+within-seed variance estimates $\\sigma_c^2 + \\sigma_d^2$ and the scatter over seeds
+$\\sigma_d^2$, so the variance of the mean over $n$ seeds is estimated as
+$\\max(\\overline{s^2} - \\hat\\sigma_d^2, 0) + \\hat\\sigma_d^2 / n$, and the interval is the wider
+of $\\hat\\mu \\pm 1.96$ times its root and the interval above: more seeds shrink only the seeds'
 part. For an inconclusive claim,
 :func:`seeds_to_decide` says how many seeds would decide it at the observed effect.
 """
