@@ -217,6 +217,26 @@ def test_same_result_compares_the_verdict_exactly_and_the_value_within_tolerance
     assert claims.same_result(timed, {**timed, "value": 9.0, "verdict": "does not hold"}) is None
 
 
+def test_a_borderline_run_may_turn_inconclusive_but_never_flip():
+    # chapter 05's published sae-not-consistent: the interval ends 0.011 above the threshold,
+    # within the claim's tolerance (0.125); on another CPU the end fell below: holds.
+    ref = {"id": "a", "verdict": "inconclusive", "value": 0.3375, "interval": [0.236, 0.511],
+           "op": "<", "threshold": 0.5, "atol": 0.125, "rtol": 1e-4}
+    moved = {**ref, "value": 0.325, "interval": [0.224, 0.49], "verdict": "holds"}
+    assert claims.borderline(ref) and claims.same_result(ref, moved) is None
+    assert "tolerance" in claims.same_result(ref, {**moved, "value": 0.2})
+    # far from the edge: a changed verdict is a failure
+    far = {**ref, "interval": [0.236, 0.8]}
+    assert not claims.borderline(far)
+    assert "verdict" in claims.same_result(far, {**far, "verdict": "holds"})
+    # holds against does not hold: never borderline, however close
+    decided = {**ref, "verdict": "holds", "interval": [0.3, 0.49]}
+    assert "verdict" in claims.same_result(decided, {**decided, "verdict": "does not hold"})
+    # a yes/no claim or one without an interval is never borderline
+    assert not claims.borderline({**ref, "interval": None})
+    assert not claims.borderline({**ref, "threshold": True})
+
+
 def test_claim_outputs_are_compared_as_records():
     def out(value, verdict="holds"):
         return {"output_type": "display_data", "data": {
@@ -242,6 +262,20 @@ def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
     assert loose["ATEN_CPU_CAPABILITY"] == "avx512" and loose["OMP_NUM_THREADS"] == "1"
     with pytest.raises(ValueError, match="ICML25_PIN must be"):
         numerics.pinned({"ICML25_PIN": "none"})
+
+
+def test_perturbed_numerics_apply_over_the_pins():
+    from icml25.common import numerics
+
+    env = numerics.pinned({"ICML25_PERTURB": "all", "OPENBLAS_CORETYPE": "Zen"})
+    assert env["OMP_NUM_THREADS"] == "1" and env["OPENBLAS_CORETYPE"] == "Zen"
+    if numerics.is_x86():
+        assert env["MKL_CBWR"] == "COMPATIBLE" and env["ATEN_CPU_CAPABILITY"] == "default"
+        assert "X86_V4" in env["NPY_DISABLE_CPU_FEATURES"]
+        assert numerics.pinned({"ICML25_PERTURB": "mkl"})["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert "MKL_CBWR" not in numerics.pinned({"ICML25_PIN": "threads"}) or not numerics.is_x86()
+    with pytest.raises(ValueError, match="ICML25_PERTURB must be one of mkl, aten, numpy, all"):
+        numerics.pinned({"ICML25_PERTURB": "avx512"})
 
 
 def test_finish_writes_the_record_where_the_runner_asks(declared, tmp_path, monkeypatch):

@@ -111,6 +111,14 @@ def test_overrides_are_validated_before_anything_runs(tree):
     assert not (chapter.path / "method.ipynb").exists()
 
 
+def test_a_perturbed_run_never_publishes(tree, monkeypatch):
+    [chapter] = notebooks.chapters(tree / "chapters")
+    monkeypatch.setenv("ICML25_PERTURB", "mkl")
+    with pytest.raises(ValueError, match="never replaces a published notebook"):
+        runner.run([chapter], {}, progress=False)
+    assert not (chapter.path / "method.ipynb").exists()
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "icml25.book", *args],
                           capture_output=True, text=True, timeout=120)

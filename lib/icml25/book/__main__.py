@@ -12,6 +12,8 @@ Examples::
     python -m icml25.book claims --json          # every claim, its seeds and pooled verdict
     python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
     python -m icml25.book fingerprint            # what a Dask worker must share with the client
+    python -m icml25.book numerics               # this CPU's kernels against other CPUs' bits
+    python -m icml25.book perturbed 16           # chapter 16's claims under perturbed numerics
     python -m icml25.book student 11             # _build/student/11-sotdd/*.ipynb, no solutions
     python -m icml25.book pdf 11                 # _build/html/_pdf/11-sotdd.pdf, after a build
 """
@@ -28,6 +30,7 @@ from icml25.book.run import notebooks, robustness
 from icml25.book.run.executor import WorkerMismatch
 from icml25.book.tables import markdown_table
 from icml25.common import paths
+from icml25.common.numerics import PERTURBATIONS
 
 #: Per-chapter budgets on a 2-core machine, read from recorded durations (see ``budgets``).
 BOOK_BUDGET_S, QUICK_BUDGET_S = 90, 20
@@ -251,6 +254,50 @@ def cmd_fingerprint(args) -> int:
     return 0
 
 
+def cmd_numerics(args) -> int:
+    import json
+
+    from icml25.book import probe
+
+    mine = probe.measure(args.perturb)
+    if args.json:
+        print(json.dumps(mine, indent=1))
+        return 0
+    if args.write:
+        print(f"wrote {paths.relative(probe.write(mine))} (list it in data/MANIFEST)")
+        return 0
+    lines, differing = probe.report(mine, probe.committed())
+    print(f"{mine['machine']['cpu']}, torch {mine['machine']['torch']}, "
+          f"numpy {mine['machine']['numpy']}, settings {probe.settings(mine)}")
+    print("\n".join(lines))
+    return 1 if differing else 0
+
+
+def cmd_perturbed(args) -> int:
+    """The chapters' notebook tests (nbval, claims compared as under the pins), perturbed."""
+    import json
+    import subprocess
+
+    from icml25.common import numerics
+
+    targets = [py.with_suffix(".ipynb")
+               for chapter in notebooks.select(args.chapters) for py in chapter.notebooks]
+    if args.torch:  # the notebooks whose published run had torch loaded (its provenance says)
+        targets = [nb for nb in targets if "torch_cpu_capability" in json.loads(
+            nb.read_text())["metadata"].get("icml25", {}).get("platform", {})]
+    targets = [paths.relative(nb) for nb in targets]
+    print(f"{len(targets)} notebook(s) under {numerics.PERTURB}={args.numerics} "
+          f"({', '.join(f'{k}={v}' for k, v in PERTURBATIONS[args.numerics].items())})",
+          flush=True)
+    env = {**os.environ, numerics.PERTURB: args.numerics}
+    nbval = ["--nbval-lax", "--nbval-current-env",
+             "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+    jobs = ["-n", str(args.jobs), "--dist", "loadfile"] if args.jobs > 1 else []
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *jobs, *nbval,
+               *targets]
+    return subprocess.call(command, cwd=paths.ROOT, env=env)
+
+
 def _scheduler_option(sub) -> None:
     sub.add_argument("--scheduler", metavar="ADDRESS",
                      help="run on the Dask distributed cluster at ADDRESS (tcp://host:8786; "
@@ -321,6 +368,25 @@ def parser() -> argparse.ArgumentParser:
     fp = sub.add_parser("fingerprint", help="Python, pinned packages and source digests that a "
                         "Dask worker must share with the client")
     fp.set_defaults(func=cmd_fingerprint)
+
+    num = sub.add_parser("numerics", help="the numerics probe: this CPU's kernels compared, "
+                         "bit for bit, with the records of other CPUs (data/reference/numerics)")
+    num.add_argument("--write", action="store_true", help="commit this machine's record")
+    num.add_argument("--json", action="store_true", help="print this machine's record")
+    num.add_argument("--perturb", choices=PERTURBATIONS, help="over the pins, as the "
+                     "perturbed tests run")
+    num.set_defaults(func=cmd_numerics)
+
+    per = sub.add_parser("perturbed", help="re-execute chapters under perturbed numerics and "
+                         "compare every claim as the notebook tests do")
+    per.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
+    per.add_argument("--numerics", choices=PERTURBATIONS, default="all",
+                     help="the perturbation (default: all of them at once)")
+    per.add_argument("--torch", action="store_true",
+                     help="only the notebooks whose published run loaded torch")
+    per.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                     help="notebooks executed in parallel")
+    per.set_defaults(func=cmd_perturbed)
 
     cl = sub.add_parser("claims", help="every claim: declaration, per-seed values, pooled "
                         "verdict (CSV, or --json)")

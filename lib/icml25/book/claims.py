@@ -384,13 +384,32 @@ def display(record: Claim) -> None:
         print(record.line())
 
 
+def borderline(record: dict) -> bool:
+    """Whether a run's interval ends within the claim's tolerance of its threshold.
+
+    Such a run sits on the edge of its verdict: the last bits of a kernel can move the end of
+    the interval across the threshold, turning *holds* into *inconclusive* or back. The
+    tolerance is the one the claim declares for its value, $\\mathrm{atol} +
+    \\mathrm{rtol}\\,|t|$ at the threshold $t$. A compound threshold (an interval, a yes/no) and
+    a run without an interval are never borderline.
+    """
+    interval, threshold = record.get("interval"), record.get("threshold")
+    if interval is None or isinstance(threshold, (bool, list, tuple, str)) or threshold is None:
+        return False
+    allowed = record.get("atol", 0.0) + record.get("rtol", DEFAULT_RTOL) * abs(threshold)
+    return min(abs(end - threshold) for end in interval) <= allowed
+
+
 def same_result(published: dict, rerun: dict) -> str | None:
     """Compare two records of one claim; ``None`` when they agree, else what differs.
 
     The verdict must be identical and the value may move by the tolerance the published record
-    declares, $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. A ``timed`` claim
-    measures the machine as much as the code, so only its presence is compared: its value and
-    verdict on a busy or another machine are not the published ones, and need not be.
+    declares, $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. One exception: when
+    either run is :func:`borderline`, *inconclusive* against a decided verdict is accepted
+    (the interval's end moved across the threshold by less than the tolerance); *holds*
+    against *does not hold* never is. A ``timed`` claim measures the machine as much as the
+    code, so only its presence is compared: its value and verdict on a busy or another machine
+    are not the published ones, and need not be.
     """
     if published.get("timed"):
         return None
@@ -400,7 +419,10 @@ def same_result(published: dict, rerun: dict) -> str | None:
     else:
         allowed = published.get("atol", 0.0) + published.get("rtol", DEFAULT_RTOL) * abs(v0)
         close = abs(v - v0) <= allowed
-    if published.get("verdict") != rerun.get("verdict"):
+    verdicts = {published.get("verdict"), rerun.get("verdict")}
+    edge = ("inconclusive" in verdicts and len(verdicts) == 2
+            and (borderline(published) or borderline({**published, **rerun})))
+    if len(verdicts) == 2 and not edge:
         return (f"claim {published.get('id')!r}: verdict {rerun.get('verdict')!r}, "
                 f"published {published.get('verdict')!r}")
     if isinstance(v0, bool) or isinstance(v, bool):

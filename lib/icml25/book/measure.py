@@ -58,6 +58,40 @@ def loglog_slope(x, y) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
+def loglog_crossing(x, y, level: float, *, extrapolate: bool = False) -> float | None:
+    r"""Where the measured curve $y(x)$ crosses ``level`` for the last time, read off a
+    log-log line.
+
+    Between the two measurements $(x_i, y_i)$, $(x_{i+1}, y_{i+1})$ that bracket the level,
+    $\log y$ is taken linear in $\log x$ (a power law on that stretch), so the crossing
+
+    $$x^* = x_i \left(\frac{x_{i+1}}{x_i}\right)^{\frac{\log(\text{level}/y_i)}
+    {\log(y_{i+1}/y_i)}}$$
+
+    moves continuously with every measured time, where the first measured $x$ past the level
+    moves only when a time crosses it. Without a bracket: ``None``, or with ``extrapolate``
+    the power law through the last two measurements carried on to the level.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.size < 2 or np.any(np.diff(x) <= 0):
+        raise ValueError("loglog_crossing needs x increasing and y of the same length, "
+                         "at least 2")
+    if np.any(x <= 0) or np.any(y <= 0) or level <= 0:
+        raise ValueError("loglog_crossing needs positive x, y and level")
+    lx, ly, ll = np.log(x), np.log(y), np.log(level)
+    side = np.sign(ly - ll)
+    brackets = [i for i in range(len(x) - 1) if side[i] * side[i + 1] <= 0]
+    if brackets:
+        i = brackets[-1]
+    elif extrapolate:
+        i = len(x) - 2
+    else:
+        return None
+    if ly[i + 1] == ly[i]:
+        return float(x[i + 1]) if side[i + 1] == 0 else None
+    return float(np.exp(lx[i] + (ll - ly[i]) * (lx[i + 1] - lx[i]) / (ly[i + 1] - ly[i])))
+
+
 def crossover(method: Mapping, baseline: Mapping):
     """Smallest measured size from which ``method`` is faster than ``baseline`` at every larger
     size measured for both (``{size: seconds}`` maps); ``None`` if it never is."""

@@ -26,6 +26,12 @@ and figures may differ in their last digits: the claims declare how far they may
 
 ``ICML25_PIN=threads`` keeps only the thread counts: for experiments that compare code paths
 (e.g. ``ICML25_PIN=threads ATEN_CPU_CAPABILITY=avx512 make test``), never for publishing.
+
+Pins break (a new MKL, an arm64 laptop), so a claim must also survive the last bit.
+``ICML25_PERTURB=<name>`` applies one of :data:`PERTURBATIONS` over the pins: another MKL branch,
+torch's scalar kernels, numpy without its AVX-512 kernels, or all three at once. The notebook
+tests run under it (``python -m icml25.book perturbed``) compare every claim as they do under the
+pins: its verdict exactly, its value within the claim's tolerance.
 """
 
 from __future__ import annotations
@@ -39,9 +45,25 @@ X86 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": 
 #: Set only when the machine has not set them itself (never override a machine's choice).
 X86_IF_UNSET = {"OPENBLAS_CORETYPE": "Haswell"}
 #: Everything this module sets or records.
-NAMES = (*THREADS, *X86, *X86_IF_UNSET, "OPENBLAS_L2_SIZE", "ICML25_PIN")
+NAMES = (*THREADS, *X86, *X86_IF_UNSET, "OPENBLAS_L2_SIZE", "ICML25_PIN", "ICML25_PERTURB",
+         "NPY_DISABLE_CPU_FEATURES")
 #: ``threads``: pin the thread counts only, to compare code paths (``all`` is the default).
 SWITCH = "ICML25_PIN"
+#: numpy's AVX-512 dispatch targets (numpy 2.4 names); without them it takes its AVX2 kernels.
+NUMPY_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
+#: Perturbed numerics, applied over the pins: each changes the last bits of some kernels.
+#: ``mkl``: MKL's vendor-neutral branch, the path an AMD CPU's MKL takes under ``COMPATIBLE``,
+#: different from the pinned AVX2 branch in every matmul, ``exp``, ``erf`` and ``sqrt`` of torch;
+#: ``aten``: torch's own kernels without vectorisation (other summation orders); ``numpy``:
+#: numpy's elementwise functions and reductions at AVX2 instead of AVX-512.
+PERTURBATIONS = {
+    "mkl": {"MKL_CBWR": "COMPATIBLE"},
+    "aten": {"ATEN_CPU_CAPABILITY": "default"},
+    "numpy": {"NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512},
+}
+PERTURBATIONS["all"] = {k: v for p in list(PERTURBATIONS.values()) for k, v in p.items()}
+#: The variable that names the perturbation (unset: none; the published runs never set it).
+PERTURB = "ICML25_PERTURB"
 
 
 def is_x86() -> bool:
@@ -52,10 +74,15 @@ def pinned(environ: dict | None = None) -> dict[str, str]:
     """The environment for an execution: ``environ`` (default ``os.environ``) plus the pins.
 
     Thread counts and the x86 instruction-set caps are set; ``OPENBLAS_CORETYPE`` only where
-    ``environ`` lacks it. The result is a new dict; ``environ`` is not changed.
+    ``environ`` lacks it; then the perturbation that ``ICML25_PERTURB`` names, if any. The result
+    is a new dict; ``environ`` is not changed.
     """
     env = dict(os.environ if environ is None else environ)
     env.update(THREADS)
+    perturbation = env.get(PERTURB) or None
+    if perturbation is not None and perturbation not in PERTURBATIONS:
+        raise ValueError(f"{PERTURB} must be one of {', '.join(PERTURBATIONS)}; "
+                         f"got {perturbation!r}")
     if env.get(SWITCH) == "threads":
         return env
     if env.get(SWITCH, "all") != "all":
@@ -64,6 +91,8 @@ def pinned(environ: dict | None = None) -> dict[str, str]:
         env.update(X86)
         for name, value in X86_IF_UNSET.items():
             env.setdefault(name, value)
+    if perturbation is not None:
+        env.update(PERTURBATIONS[perturbation])
     return env
 
 

@@ -315,6 +315,10 @@ def run(
 
     todo = [spec for spec in specs(chapters, overrides)
             if not only_stale or state(spec.path).stale]
+    if os.environ.get(numerics.PERTURB) and any(spec.publishes for spec in todo):
+        raise ValueError(f"{numerics.PERTURB} is set: a run under perturbed numerics never "
+                         "replaces a published notebook (python -m icml25.book perturbed "
+                         "compares one with it)")
     if only_stale and not todo:
         log("Nothing is stale: every committed notebook is what its sources produce.")
     results = list(execute_all(todo, jobs=jobs, scheduler=scheduler, progress=progress,
