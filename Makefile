@@ -103,8 +103,12 @@ clean-sources: $(STAMP)
 # --dist loadfile keeps each notebook (and each test file) on one worker.
 NBVAL := --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
+# Then the numerics tier: the notebooks that train with torch re-executed under perturbed
+# numerics (another MKL branch, torch's scalar kernels, numpy at AVX2; icml25.common.numerics),
+# every claim compared as above, so that a claim which only survives the pinned bits fails here.
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra $(NBVAL) --ignore=tests/benchmarks tests chapters
+	$(PY) -m icml25.book perturbed --torch --numerics all --jobs $(JOBS)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -ra -m "not slow" --ignore=tests/benchmarks tests

@@ -380,6 +380,23 @@ def test_measure_helpers():
         measure.timed(lambda: None, repeats=0)
 
 
+def test_loglog_crossing_reads_the_level_off_a_power_law():
+    from icml25.book import measure
+
+    # y = x^2 between the bracketing points: y = 8 at x = sqrt(8), wherever the grid lies
+    assert measure.loglog_crossing([1, 2, 4], [1, 4, 16], 8.0) == pytest.approx(8**0.5)
+    # the last crossing counts (a ratio falling below 1 for good)
+    assert measure.loglog_crossing([2, 4, 8, 16], [0.5, 2.0, 0.5, 0.25], 1.0) == pytest.approx(
+        8 / 2**0.5)
+    # past the last measurement only when asked: the power law of the last two carried on
+    assert measure.loglog_crossing([1, 2], [1, 4], 16.0) is None
+    assert measure.loglog_crossing([1, 2], [1, 4], 16.0, extrapolate=True) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="x increasing"):
+        measure.loglog_crossing([2, 1], [1, 2], 1.5)
+    with pytest.raises(ValueError, match="positive"):
+        measure.loglog_crossing([1, 2], [0, 2], 1.0)
+
+
 def test_a_timed_claim_is_compared_only_for_its_presence():
     ref = {"id": "t", "verdict": "holds", "value": 2.05, "rtol": 0.0, "atol": 0.2, "timed": True}
     assert claims.same_result(ref, {**ref, "value": 1.6, "verdict": "does not hold"}) is None

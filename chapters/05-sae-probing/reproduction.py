@@ -243,8 +243,11 @@ book.claim(
          "largest lower to the largest upper Clopper-Pearson 95% bound of the regimes",
 )
 book.claim(
-    "quiver-no-help", upper,
-    note="ours: the largest upper bound of the mean gain over regimes",
+    "quiver-no-help", verdict["gain"].max(),
+    interval=(verdict["gain low"].max(), upper),
+    shown={regime: f"{g:+.4f}" for regime, g in verdict["gain"].items()},
+    note="ours: the largest mean gain over the regimes; interval: from the largest lower "
+         "to the largest upper bootstrap 95% bound of the regimes",
 )
 
 
@@ -265,13 +268,20 @@ book.claim(
 # ({glue:text}`shift`); with one size it had eight, and a single win moved its share by 12 points. The interval treats the
 # evaluations as independent, which those of one data set are not, so it is if anything too
 # narrow. The verdict in the box above is pooled over seeds, each seed contributing its share
-# and its interval. The quiver's upper bound is near 0.01 and moves across it from seed to
-# seed.
+# and its interval. The quiver claim is read the same way: the largest mean gain over the
+# regimes, with an interval from the largest lower to the largest upper bound. It holds
+# when every regime's upper bound stays under 0.01 AUC, fails only when some regime's
+# lower bound is above it, and is undecided in between; the upper bound lies near 0.01
+# and moves across it from seed to seed.
 #
-# The SAE is trained in torch on the CPU, and its figures move across CPUs (one seed
-# gave 14 instead of 15 wins over the best baseline on another machine). The verdicts must
-# match exactly; the tests let the count of wins move by 2, the largest share by 0.125, the
-# AUC upper bound by 0.003, and the label-error and spurious-correlation gaps by 0.01.
+# The SAE is trained in torch on the CPU, and its TopK choice of latents makes the
+# training chaotic in its last bits: re-executed under another MKL code path (the one an
+# AMD CPU takes), torch's scalar kernels or numpy at AVX2, the chapter trains another SAE
+# of the same quality, and the counts and gaps that depend on near-ties between probes
+# move as they do from seed to seed. The tests that re-execute the notebook allow each
+# figure the move measured that way (its declaration records it); a verdict must match
+# exactly, except that a run whose interval ends within that tolerance of its threshold
+# may turn undecided on another CPU.
 #
 # ## 3. An "interpretability" use: finding mislabelled examples
 #
