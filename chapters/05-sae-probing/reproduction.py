@@ -246,8 +246,8 @@ book.claim(
     "quiver-no-help", verdict["gain"].max(),
     interval=(verdict["gain low"].max(), upper),
     shown={regime: f"{g:+.4f}" for regime, g in verdict["gain"].items()},
-    note="ours: the largest mean gain over the regimes; interval: from the largest lower "
-         "to the largest upper bootstrap 95% bound of the regimes",
+    note="ours: the largest mean gain over the regimes; interval: from the largest "
+         "lower to the largest upper bootstrap 95% bound of the regimes",
 )
 
 

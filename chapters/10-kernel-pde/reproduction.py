@@ -387,10 +387,10 @@ daks_best = best_within(points["DAKS"], budget)
 
 
 def points_within(method):
-    """Collocation points solved in the dense solver's time, over the dense solver's: the
-    grid side where the method's CPU time reaches the budget, on a log-log line through
-    the two measured grids around it (past the largest grid, through the last two: the
-    local growth rate carried on); and the largest measured grid within the budget."""
+    """Collocation points solved in the dense solver's time, over the dense solver's:
+    the grid side where the method's CPU time reaches the budget, on a log-log line
+    through the two measured grids around it (past the largest grid, through the last
+    two: the local growth rate carried on); and the largest measured grid within it."""
     ns = sorted(cost[method])
     fits = [n for n in ns if cost[method][n] <= budget]
     side = book.measure.loglog_crossing(ns, [cost[method][n] for n in ns], budget,
@@ -456,7 +456,8 @@ book.claim(
            "budget s": budget},
     note="the paper's solver (Gauss-Newton, our implementation): the grid where its "
     "time reaches the dense solver's, on a log-log line through its measured grids, "
-    f"squared, over ${daks_largest}^2$ (largest grid measured within: ${sks_within}^2$); "
+    f"squared, over ${daks_largest}^2$ (largest grid measured within: "
+    f"${sks_within}^2$); "
     "the released code: "
     + (", ".join(f"${n}^2$" for n in released_within) or "none of its recorded grids"),
 )
@@ -620,8 +621,8 @@ book.show_figure(fig, "fig_allen_cahn")
 # ```
 
 # %%
-# The errors printed here, the claim below in its own cell: an error's second digit may move
-# with the last bits of a kernel, the claim's value only within its tolerance.
+# The errors printed here, the claim below in its own cell: an error's second digit may
+# move with the last bits of a kernel, the claim's value only within its tolerance.
 for label, errs in ((f"a = {a:g}", ac_errors), ("a = 15", ac15_errors)):
     print(f"Allen-Cahn, {label}")
     for method, by_n in errs.items():

@@ -701,8 +701,8 @@ book.claim(
     "crossover-d", cross_value,
     shown={"first d of the sweep past it": cross_d if cross_d is not None
            else f"none up to d = {dims[-1]}"},
-    note=f"ours: the crossover dimension, where the time ratio crosses 1 on a log-log line "
-    f"between two d of the sweep; MFC / best exact time "
+    note="ours: the crossover dimension, where the time ratio crosses 1 on a log-log "
+    f"line between two d of the sweep; MFC / best exact time "
     f"{time_ratio[dims[0]]:.2g} at d = {dims[0]}, {time_ratio[dims[-1]]:.2g} at "
     f"d = {dims[-1]}",
     threshold=log2_n,
