@@ -177,14 +177,15 @@ def test_chapter_pages_show_figures_and_numbers(server):
         # The boxes show the verdict pooled over the seeds, with the run on the page beside it.
         assert text.count("Ours, over the seeds") == page.locator(".icml25-claim").count()
         assert "This run (seed 0)" in text
-        for data in ("claims.json", "claims.csv"):  # the ledger, for analysis
+        for data in ("claims.json", "claims.csv", "headline.json", "headline.csv"):
             response = page.request.get(f"{server}/_static/{data}")
-            assert response.ok and "fidelity" in response.text()
+            assert response.ok and "verdict" in response.text()
         page.goto(f"{server}/book/intro.html", wait_until="load")  # one card per chapter
         cards = page.locator(".sd-card")
         assert cards.count() == len(list(paths.CHAPTERS.glob("*/index.md")))
         assert cards.locator("img.sd-card-img-top").count() == cards.count()
-        assert "claims hold" in page.inner_text("main")
+        landing = page.inner_text("main")  # the headline counts the papers' headline claims
+        assert "headline claims of the 19 papers hold as stated" in landing
         # Each card says its verdicts in colour: one badge per verdict that occurs.
         assert all(cards.nth(i).locator(".sd-badge").count() >= 1 for i in range(cards.count()))
         assert cards.locator(".sd-bg-danger, .sd-bg-warning").count() >= 1

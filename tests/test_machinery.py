@@ -10,6 +10,7 @@ import pytest
 from icml25 import book
 from icml25.book import claims
 from icml25.common import data, paths
+from icml25.common.hashing import code_digest
 from icml25.book import params
 from icml25.book.run import staleness
 from icml25.book.tables import markdown_table
@@ -255,7 +256,7 @@ def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
     assert env["OMP_NUM_THREADS"] == "1"
     if numerics.is_x86():
         assert env["OPENBLAS_CORETYPE"] == "Zen"  # the machine's choice is never overridden
-        assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["MKL_CBWR"] == "AVX2"
+        assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["MKL_CBWR"] == "COMPATIBLE"
         assert numerics.pinned({})["OPENBLAS_CORETYPE"] == "Haswell"
     assert numerics.describe()["cpu"]
     loose = numerics.pinned({"ICML25_PIN": "threads", "ATEN_CPU_CAPABILITY": "avx512"})
@@ -270,7 +271,7 @@ def test_perturbed_numerics_apply_over_the_pins():
     env = numerics.pinned({"ICML25_PERTURB": "all", "OPENBLAS_CORETYPE": "Zen"})
     assert env["OMP_NUM_THREADS"] == "1" and env["OPENBLAS_CORETYPE"] == "Zen"
     if numerics.is_x86():
-        assert env["MKL_CBWR"] == "COMPATIBLE" and env["ATEN_CPU_CAPABILITY"] == "default"
+        assert env["MKL_CBWR"] == "AUTO" and env["ATEN_CPU_CAPABILITY"] == "default"
         assert "X86_V4" in env["NPY_DISABLE_CPU_FEATURES"]
         assert numerics.pinned({"ICML25_PERTURB": "mkl"})["ATEN_CPU_CAPABILITY"] == "avx2"
     assert "MKL_CBWR" not in numerics.pinned({"ICML25_PIN": "threads"}) or not numerics.is_x86()
@@ -335,9 +336,12 @@ def test_staleness_names_the_input_that_changed(tmp_path, monkeypatch):
     nb = nbformat.v4.new_notebook()
     nb.metadata["icml25"] = {
         "mode": "book", "overrides": {}, "duration_s": 1.0, "claims": [],
-        "source_sha256": sha(py.read_bytes()), "inputs": {"mod.py": sha(module.read_bytes())},
+        "source_sha256": sha(py.read_bytes()), "inputs": {"mod.py": code_digest(module)},
     }
     nbformat.write(nb, tmp_path / "nb.ipynb")
+    assert not staleness.state(py).stale
+    # a docstring, a comment or a blank line cannot move a figure: nothing goes stale
+    module.write_text('"""What A is."""\n\nA = 1  # the first\n')
     assert not staleness.state(py).stale
     module.write_text("A = 2\n")
     assert staleness.state(py).reasons == ["input changed: mod.py"]
@@ -643,3 +647,37 @@ def test_bibliography_parses_and_holds_every_cited_key():
              for group in re.findall(r"\{cite[a-z:]*\}`([^`]+)`", f.read_text())
              for k in group.split(",")}
     assert cited and not cited - keys, f"cited but not in references.bib: {cited - keys}"
+
+
+def test_code_digest_ignores_comments_docstrings_and_blank_lines(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text('"""Doc."""\nimport os  # why\n\n\ndef f(x):\n    """$x^2$, é."""\n'
+                 "    # a comment\n    return x * 2  # double\n")
+    b.write_text('"""Another doc,\non two lines."""\nimport os\n\ndef f(x):\n'
+                 '    """Changed: ü."""\n    return x * 2\n')
+    c.write_text('"""Doc."""\nimport os\n\ndef f(x):\n    """Doc."""\n    return x * 3\n')
+    assert code_digest(a) == code_digest(b)
+    assert code_digest(a) != code_digest(c)
+    s = 'x = "# not a comment"\n'
+    a.write_text(s)
+    b.write_text('x = ""\n')
+    assert code_digest(a) != code_digest(b)
+
+
+def test_build_time_fields_leave_a_notebook_fresh_and_a_threshold_does_not(tmp_path):
+    """What the pages read (a fidelity label, its why, a source, the headline claims, the
+    seed plan) is not an input of a run; a threshold the run compares with is."""
+    from icml25.book import declarations
+
+    entry = ('[[claims]]\nid = "a"\nnotebook = "nb"\nkind = "claim"\nfidelity = "paper"\n'
+             'statement = "s"\npaper = "p"\nop = ">"\nthreshold = 0\n')
+    (tmp_path / "claims.toml").write_text(entry)
+    before = declarations.run_digest(tmp_path, "nb")
+    relabelled = entry.replace('fidelity = "paper"', 'fidelity = "proxy"\nwhy = "w"')
+    (tmp_path / "claims.toml").write_text(
+        "[chapter]\nlooks = [5, 10]\n\n" + relabelled + 'source = "not checked"\n\n'
+        '[[headline]]\nid = "h"\nwords = "w"\nsource = "abstract"\nwhere = "abstract"\n'
+        'tests = ["a"]\n')
+    assert declarations.run_digest(tmp_path, "nb") == before
+    (tmp_path / "claims.toml").write_text(entry.replace("threshold = 0", "threshold = 1"))
+    assert declarations.run_digest(tmp_path, "nb") != before

@@ -72,6 +72,39 @@ def test_seeds_on_the_same_sample_keep_its_error():
         pooling.pool(y, [None] * 5, ">", 0, same_sample=True)
 
 
+def _false_holds(looks, level, tau=0.1, within=0.05, sims=3000, seed=20261207):
+    """The share of runs of a seed plan that declare "holds" although the true value sits on
+    the threshold: seeds are drawn, the verdict read at each look, more seeds added only while
+    it is undecided (what ``robustness --until-decided`` does)."""
+    rng = np.random.default_rng(seed)
+    false = 0
+    for _ in range(sims):
+        n = max(looks)
+        se = within * rng.uniform(0.5, 1.5, n)
+        y = rng.normal(0, tau, n) + rng.normal(0, 1, n) * se
+        intervals = [(v - 1.96 * s, v + 1.96 * s) for v, s in zip(y, se)]
+        for k in looks:
+            verdict = pooling.pool(y[:k], intervals[:k], ">", 0.0, level=level).verdict
+            if verdict != "inconclusive":
+                false += verdict == "holds"
+                break
+    return false / sims
+
+
+def test_a_sequential_seed_plan_keeps_false_holds_at_2_5_percent():
+    """Looking at 5, 10 and 20 seeds and adding seeds while undecided, with the 95% interval
+    at every look, declares a false "holds" more often than 2.5%; the plan's level
+    (:func:`pooling.design_level`, alpha split over the looks) keeps it below 3%."""
+    looks = [5, 10, 20]
+    naive = _false_holds(looks, 0.95)
+    planned = _false_holds(looks, pooling.design_level(looks))
+    assert naive > 0.035, naive
+    assert planned <= 0.03, planned
+    assert 0.015 <= _false_holds([10], pooling.design_level([10])) <= 0.035  # one look: 2.5%
+    with pytest.raises(ValueError, match="at least one look"):
+        pooling.design_level([])
+
+
 def test_an_interval_that_leaves_out_the_seed_variance_would_not_cover():
     """What the pooling fixes: seed-0's own interval, when training luck dominates."""
     rng = np.random.default_rng(1)

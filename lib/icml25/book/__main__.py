@@ -10,6 +10,7 @@ Examples::
     python -m icml25.book robustness 11 --seeds 5  # verdicts under seeds 0-4: _robustness.json
     python -m icml25.book robustness --until-decided  # more seeds while a claim is undecided
     python -m icml25.book claims --json          # every claim, its seeds and pooled verdict
+    python -m icml25.book claims --headline      # the papers' headline claims and verdicts
     python -m icml25.book robustness --scheduler tcp://host:8786  # on a Dask cluster
     python -m icml25.book fingerprint            # what a Dask worker must share with the client
     python -m icml25.book numerics               # this CPU's kernels against other CPUs' bits
@@ -97,10 +98,12 @@ def budgets() -> str:
 
 
 def cmd_robustness(args) -> int:
-    """Seeds 0..N-1 for the chosen chapters; with ``--until-decided``, more seeds (in rounds)
-    for the chapters whose claims are still undecided, up to each claim's ``max_seeds``, while a
-    seed of the chapter costs at most ``--cheap-s`` seconds and the added runs fit in
-    ``--budget-s`` seconds of execution (cheapest chapters first)."""
+    """Seeds 0..N-1 for the chosen chapters; with ``--until-decided``, for the chapters whose
+    claims are still undecided, the seeds up to the next look of the chapter's seed plan
+    (``[chapter] looks``; never beyond a claim's ``max_seeds``), while a seed of the chapter
+    costs at most ``--cheap-s`` seconds and the added runs fit in ``--budget-s`` seconds of
+    execution (cheapest chapters first). A look is a whole look: stopping between two would
+    add one the plan did not declare."""
     from icml25.book.site import ledger
 
     chapters = notebooks.select(args.chapters)
@@ -137,7 +140,7 @@ def cmd_robustness(args) -> int:
             wanted = [n for _, n in ledger.undecided(chapter)]
             have = len((robustness.read(chapter) or {}).get("seeds", []))
             if wanted and cost <= args.cheap_s and max(wanted) > have:
-                more = min(max(wanted), have + args.round)
+                more = max(wanted)  # the plan's next look
                 plans.append(((more - have) * cost, chapter.name, have, more))
         for cost, name, have, more in sorted(plans):
             if cost > budget:
@@ -156,7 +159,13 @@ def cmd_claims(args) -> int:
     """Every claim of the book with its declaration, seeds and pooled verdict."""
     from icml25.book.site import ledger
 
-    found = ledger.all_rows(notebooks.select(args.chapters))
+    chapters = notebooks.select(args.chapters)
+    found = ledger.all_rows(chapters)
+    if args.headline:
+        judged = ledger.headlines(chapters, found)
+        print(ledger.headline_json(judged) if args.json else ledger.headline_csv(judged),
+              end="")
+        return 0
     print(ledger.as_json(found) if args.json else ledger.as_csv(found), end="")
     return 0
 
@@ -333,10 +342,10 @@ def parser() -> argparse.ArgumentParser:
                      help="after a change that should move no value: re-measure each stale "
                           "record's highest seed and keep the record if every claim agrees")
     rob.add_argument("--until-decided", action="store_true",
-                     help="then add seeds while a claim is undecided (up to its max_seeds)")
+                     help="then add seeds while a claim is undecided, up to the next look of "
+                          "its chapter's seed plan")
     rob.add_argument("--cheap-s", type=float, default=60.0,
                      help="with --until-decided: only chapters whose book run takes at most this")
-    rob.add_argument("--round", type=int, default=5, help="seeds added per round")
     rob.add_argument("--budget-s", type=float, default=1800.0,
                      help="with --until-decided: execution seconds the added seeds may take")
     rob.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
@@ -392,6 +401,8 @@ def parser() -> argparse.ArgumentParser:
                         "verdict (CSV, or --json)")
     cl.add_argument("chapters", nargs="*", default=["all"])
     cl.add_argument("--json", action="store_true", help="JSON instead of CSV")
+    cl.add_argument("--headline", action="store_true", help="the papers' headline claims, "
+                    "each with its words, source, tests and verdict, instead of the tests")
     cl.set_defaults(func=cmd_claims)
 
     led = sub.add_parser("ledger", help="regenerate book/claims.md and chapters/*/_claims.md")

@@ -12,6 +12,7 @@ Each entry is a TOML table in the array ``claims``::
     why = ""                        # one sentence, required unless fidelity is "paper"
     statement = "Spearman(s-OTDD, OTDD) >= 0.9 over 20 pairs"
     paper = "Fig. 2: rho = 0.98 on *NIST pairs"   # the paper's words or figure, and where
+    source = "not checked"          # only when the paper's words could not be read in its text
     op = ">="                       # >=, >, <=, <, ==, in
     threshold = 0.9                 # a number, true/false, [low, high]; or "computed"
     threshold_from = ""             # for "computed": how the run derives it (a bound, chance)
@@ -85,6 +86,9 @@ class Declaration:
     op: str
     threshold: object
     why: str = ""
+    #: where the ``paper`` words were read: "" (the abstract or the paper's text as cited),
+    #: or "not checked" when they come from our notes only (the ledger marks them)
+    source: str = ""
     threshold_from: str = ""
     rtol: float = 1e-4
     atol: float = 0.0
@@ -136,7 +140,9 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DeclarationError(f"{where}: not valid TOML: {exc}") from None
-    unknown = set(data) - {"claims", "chapter"}
+    # ``headline``: the paper's headline claims and the tests that speak to each, read only
+    # when the pages are built (icml25.book.headline), never by a run
+    unknown = set(data) - {"claims", "chapter", "headline"}
     if unknown:
         raise DeclarationError(f"{where}: unknown top-level keys {sorted(unknown)}")
     found: dict[str, Declaration] = {}
@@ -196,8 +202,10 @@ def parse(text: str, where: str = FILE) -> dict[str, Declaration]:
 #: The optional ``[chapter]`` table: what a seed varies in the chapter, in words; whether its
 #: models were trained once (then the ledger says "one trained model" beside a claim whose seeds
 #: do not vary the training); the default ``max_seeds`` of its claims (e.g. the number of seeds
-#: with committed models).
-CHAPTER_FIELDS = {"models": str, "trained_once": bool, "max_seeds": int}
+#: with committed models); ``looks``, the seed plan: the numbers of seeds at which its verdicts
+#: may be read (``[10]``: a fixed ten; ``[5, 10, 20]``: a sequential design, more seeds only
+#: while a claim is undecided), declared before measuring (icml25.book.pooling.design).
+CHAPTER_FIELDS = {"models": str, "trained_once": bool, "max_seeds": int, "looks": list}
 
 
 def chapter_notes(chapter_dir: Path) -> dict:
@@ -210,6 +218,11 @@ def chapter_notes(chapter_dir: Path) -> dict:
         if key not in CHAPTER_FIELDS or not isinstance(value, CHAPTER_FIELDS[key]):
             raise DeclarationError(f"{paths.relative(file)}: [chapter] takes "
                                    f"{', '.join(CHAPTER_FIELDS)}; got {key} = {value!r}")
+    looks = notes.get("looks")
+    if looks is not None and not (looks and all(isinstance(n, int) and n >= 2 for n in looks)
+                                  and list(looks) == sorted(set(looks))):
+        raise DeclarationError(f"{paths.relative(file)}: looks must be increasing seed counts "
+                               f"of at least 2, e.g. [5, 10, 20]; got {looks!r}")
     return notes
 
 

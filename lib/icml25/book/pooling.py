@@ -41,10 +41,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 from icml25.book.claims import format_measured
 from icml25.book.claims import verdict as point_verdict
-from icml25.common.stats import Z95, clopper_pearson, random_effects, standard_errors
+from icml25.common.stats import clopper_pearson, random_effects, standard_errors
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,29 @@ def seeds_to_decide(n: int, estimate: float, half_width: float, op: str, thresho
     return max(n + 1, math.ceil(n * (half_width / gap) ** 2))
 
 
+#: The chance of a false "holds" (or "does not hold") that a seed plan allows, one-sided.
+ALPHA = 0.025
+
+
+def design_level(looks) -> float:
+    """The interval's coverage at each look of a seed plan that reads its verdicts at ``looks``
+    (numbers of seeds): $1 - 2\\alpha / K$ for $K$ looks, $\\alpha = 0.025$.
+
+    A plan that looks once (a fixed number of seeds) reads the usual 95% interval. A sequential
+    plan (look at 5 seeds, add seeds only while undecided, look again at 10, then 20) has $K$
+    chances to declare a false verdict; splitting $\\alpha$ evenly over the looks (Bonferroni)
+    keeps the chance of any false "holds" at most $\\alpha$ whatever the looks' correlation, at
+    the price of wider intervals (98.3% at each of three looks). The tests simulate the
+    procedure with the true value on the threshold.
+    """
+    looks = list(looks or [])
+    if not looks:
+        raise ValueError("a seed plan needs at least one look")
+    return 1 - 2 * ALPHA / len(looks)
+
+
 def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
-         same_sample: bool = False) -> Pooled:
+         same_sample: bool = False, level: float = 0.95) -> Pooled:
     """The pooled estimate, interval and verdict of one claim over its seeds.
 
     Parameters
@@ -101,6 +123,9 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
     same_sample : bool
         Every seed measures the same sample, and the within-seed intervals are over it: their
         shared part is kept in the pooled interval (see the module's docstring).
+    level : float
+        The pooled interval's coverage: 95% for a fixed number of seeds, wider at each look of
+        a sequential plan (:func:`design_level`). The seeds' own intervals stay 95% ones.
     """
     values, intervals = list(values), list(intervals)
     if not values or len(values) != len(intervals):
@@ -111,7 +136,7 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
             v = bool(values[0])
             return Pooled(float(v), (float(v), float(v)), 1, point_verdict(v, op, threshold),
                           "one run")
-        lo, hi = clopper_pearson(k, n)
+        lo, hi = clopper_pearson(k, n, level)
         share = k / n
         wanted = bool(threshold) if op == "==" else True
         if wanted is False:
@@ -120,8 +145,8 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
         more = None
         if verdict == "inconclusive":
             more = next((m for m in range(n + 1, 200)
-                         if clopper_pearson(round(share * m), m)[0] > 0.5
-                         or clopper_pearson(round(share * m), m)[1] < 0.5), None)
+                         if clopper_pearson(round(share * m), m, level)[0] > 0.5
+                         or clopper_pearson(round(share * m), m, level)[1] < 0.5), None)
         return Pooled(share, (lo, hi), n, verdict, "share of seeds", more)
     y = np.array([float(v) for v in values])
     if deterministic or len(values) == 1 or np.all(y == y[0]):
@@ -131,14 +156,15 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
     se = standard_errors(intervals)
     within = bool(np.all(np.isfinite(se)) and np.all(se > 0))
     method = "random effects" if within else "t over seeds"
-    mu, half, _ = random_effects(y, se if within else 0 * y)
+    mu, half, _ = random_effects(y, se if within else 0 * y, level)
     shared = 0.0
     if same_sample:
         if not within:
             raise ValueError("same_sample pooling needs every seed's within-seed interval")
         scatter = float(y.var(ddof=1))
         shared = max(float(np.mean(se**2)) - scatter, 0.0)
-        half = max(half, Z95 * math.sqrt(shared + scatter / len(y)))
+        z = float(scipy_stats.norm.ppf(1 - (1 - level) / 2))
+        half = max(half, z * math.sqrt(shared + scatter / len(y)))
         method = "same sample"
     interval = (mu - half, mu + half)
     verdict = point_verdict(mu, op, threshold, interval)
@@ -146,14 +172,16 @@ def pool(values, intervals, op: str, threshold, *, deterministic: bool = False,
     if verdict == "inconclusive":
         more = (seeds_to_decide(len(y), mu, half, op, threshold) if not same_sample
                 else _seeds_with_shared_error(len(y), mu, shared, float(y.var(ddof=1)), op,
-                                              threshold))
+                                              threshold, level))
     return Pooled(mu, interval, len(y), verdict, method, more)
 
 
-def _seeds_with_shared_error(n, estimate, shared, scatter, op, threshold) -> int | None:
+def _seeds_with_shared_error(n, estimate, shared, scatter, op, threshold,
+                             level: float = 0.95) -> int | None:
     """Seeds that would decide a same-sample claim: ``None`` when the shared error alone
     keeps the threshold inside (a larger sample, not more seeds, would decide it)."""
-    gap = min(abs(estimate - edge) for edge in _edges(op, threshold)) / Z95
+    z = float(scipy_stats.norm.ppf(1 - (1 - level) / 2))
+    gap = min(abs(estimate - edge) for edge in _edges(op, threshold)) / z
     if gap**2 <= shared:
         return None
     return max(n + 1, math.ceil(scatter / (gap**2 - shared)))

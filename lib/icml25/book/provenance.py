@@ -14,7 +14,7 @@ from pathlib import Path
 
 from icml25.common import numerics
 from icml25.common import data, paths
-from icml25.common.hashing import sha256_file
+from icml25.common.hashing import code_digest
 
 #: Distributions whose versions are recorded when the run imported them (module → distribution).
 TRACKED = {
@@ -32,9 +32,10 @@ LIB = Path(__file__).resolve().parents[1]  # lib/icml25
 
 
 def loaded_modules() -> dict[str, str]:
-    """Project source files imported by this process, relative path → sha256: the ``icml25``
-    modules, and the chapter's own ``_chapter.py`` (a module in the notebook's folder, the
-    working directory of its kernel)."""
+    """Project source files imported by this process, relative path → digest of their code
+    (:func:`~icml25.common.hashing.code_digest`: comments and docstrings left out, so editing
+    them re-executes nothing): the ``icml25`` modules, and the chapter's own ``_chapter.py``
+    (a module in the notebook's folder, the working directory of its kernel)."""
     here = Path.cwd().resolve()
     found = {}
     for module in list(sys.modules.values()):
@@ -45,7 +46,7 @@ def loaded_modules() -> dict[str, str]:
         ours = (getattr(module, "__name__", "").startswith("icml25") and LIB in file.parents)
         local = file.parent == here and paths.CHAPTERS in file.parents
         if file.suffix == ".py" and (ours or local):
-            found[paths.relative(file)] = sha256_file(file)
+            found[paths.relative(file)] = code_digest(file)
     return dict(sorted(found.items()))
 
 

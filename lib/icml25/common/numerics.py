@@ -13,15 +13,24 @@ variable                  value      what it pins
 ``MKL_NUM_THREADS``       ``1``      one thread for MKL
 ``OPENBLAS_NUM_THREADS``  ``1``      one thread for numpy's OpenBLAS
 ``ATEN_CPU_CAPABILITY``   ``avx2``   torch's own vectorised kernels: AVX2 on every x86 CPU
-``MKL_CBWR``              ``AVX2``   MKL's conditional numerical reproducibility branch
+``MKL_CBWR``              ``COMPATIBLE``  MKL's vendor-neutral branch (see below)
 ``ONEDNN_MAX_CPU_ISA``    ``AVX2``   oneDNN (torch's convolutions) uses at most AVX2
 ``OPENBLAS_CORETYPE``     Haswell    numpy's OpenBLAS kernel, *only where the machine has
                                      not set it* (some machines set it because older
                                      OpenBLAS builds compute wrong results on their CPU)
 ========================  =========  ======================================================
 
-AVX2 is the level every x86-64 CPU of the last decade has, so a machine with AVX-512 computes
-what a machine without it computes. On other architectures (arm64) only the thread counts apply,
+AVX2 is the level every x86-64 CPU of the last decade has, so for torch's kernels a machine with
+AVX-512 computes what a machine without it computes. numpy is not pinned yet: it dispatches its
+AVX-512 kernels where the CPU has them, and three of the probe's numpy kernels (``exp`` in float64,
+``log1p`` in float64 and float32) give other bits with them disabled, as on a CPU without AVX-512
+(``ICML25_PERTURB=numpy`` runs so). MKL needs more than a cap: it honours its instruction-set branches
+(``MKL_CBWR=AVX2``) on Intel CPUs only and takes a path of its own on any other vendor's, so an
+AMD EPYC and an Intel Xeon parted in every torch matmul, ``exp`` and ``erf`` under ``AVX2``.
+``COMPATIBLE`` is the one branch that MKL runs alike on both: under it the numerics probe
+(``python -m icml25.book numerics``) gives the same bits on the two machines for all 35 kernels
+they share. It costs time: about 1.2 times the CPU time of a torch chapter (05, 16; paired runs),
+up to 2 times for a process of nothing but large matmuls. On other architectures (arm64) only the thread counts apply,
 and figures may differ in their last digits: the claims declare how far they may move.
 
 ``ICML25_PIN=threads`` keeps only the thread counts: for experiments that compare code paths
@@ -41,7 +50,7 @@ import platform
 import sys
 
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-X86 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+X86 = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 #: Set only when the machine has not set them itself (never override a machine's choice).
 X86_IF_UNSET = {"OPENBLAS_CORETYPE": "Haswell"}
 #: Everything this module sets or records.
@@ -52,12 +61,13 @@ SWITCH = "ICML25_PIN"
 #: numpy's AVX-512 dispatch targets (numpy 2.4 names); without them it takes its AVX2 kernels.
 NUMPY_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
 #: Perturbed numerics, applied over the pins: each changes the last bits of some kernels.
-#: ``mkl``: MKL's vendor-neutral branch, the path an AMD CPU's MKL takes under ``COMPATIBLE``,
-#: different from the pinned AVX2 branch in every matmul, ``exp``, ``erf`` and ``sqrt`` of torch;
+#: ``mkl``: MKL's own choice for the CPU (``AUTO``: on an Intel CPU its fastest branch, on any
+#: other its vendor-specific path), what an unpinned reader gets: it differs from the pinned
+#: ``COMPATIBLE`` branch in every matmul, ``exp``, ``erf`` and ``sqrt`` of torch;
 #: ``aten``: torch's own kernels without vectorisation (other summation orders); ``numpy``:
 #: numpy's elementwise functions and reductions at AVX2 instead of AVX-512.
 PERTURBATIONS = {
-    "mkl": {"MKL_CBWR": "COMPATIBLE"},
+    "mkl": {"MKL_CBWR": "AUTO"},
     "aten": {"ATEN_CPU_CAPABILITY": "default"},
     "numpy": {"NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512},
 }

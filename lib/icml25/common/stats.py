@@ -163,8 +163,9 @@ def standard_errors(intervals) -> np.ndarray:
                      for iv in intervals for lo, hi in [iv or (np.nan, np.nan)]], float)
 
 
-def random_effects(y, se) -> tuple[float, float, float]:
-    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ 95% interval.
+def random_effects(y, se, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ interval at
+    ``level`` (95% unless a sequential design asks for a wider one at each of its looks).
 
     Parameters
     ----------
@@ -173,6 +174,8 @@ def random_effects(y, se) -> tuple[float, float, float]:
     se : array of shape (n,)
         Their within-seed standard errors $s_i \\ge 0$; where one is zero (no within-seed
         error, or an interval of zero width) the $t$ interval over the seeds is used.
+    level : float
+        The two-sided coverage of the interval, in (0, 1).
     """
     y, se = np.asarray(y, float), np.asarray(se, float)
     n = y.size
@@ -182,7 +185,9 @@ def random_effects(y, se) -> tuple[float, float, float]:
         raise ValueError("se must be finite, non-negative and of the same length as y")
     from scipy import stats  # imported here: the bootstraps above do not need scipy
 
-    t = stats.t.ppf(0.975, n - 1)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    t = stats.t.ppf(1 - (1 - level) / 2, n - 1)
     if np.any(se == 0):  # a seed without sampling error: the scatter over seeds is all we know
         return float(y.mean()), float(t * y.std(ddof=1) / math.sqrt(n)), float(y.var(ddof=1))
     v = se**2

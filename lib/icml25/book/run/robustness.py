@@ -170,6 +170,12 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     return records
 
 
+def _tolerance(declared: dict, claim_id: str) -> dict:
+    """The claim's tolerance fields, as the published record carries them."""
+    found = next((c for (_, i), c in declared.items() if i == claim_id), {})
+    return {k: found[k] for k in ("rtol", "atol", "timed") if k in found}
+
+
 def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
                scheduler: str | None = None, log=print) -> dict[str, dict]:
     """Keep seed records through a change that moves no measured value; return the kept ones.
@@ -177,8 +183,10 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
     A refactor (a module moved, a helper written once instead of twice) changes the inputs'
     digests, so every record it touches goes stale although no value moved; measuring all the
     seeds again costs the whole record. Instead, for each chapter whose record is current except
-    for changed inputs (the same claims, seed 0 equal to the published notebook, which
-    :func:`problems` checks), the record's highest seed is executed again and every claim
+    for changed inputs (the same claims, which :func:`problems` checks) and, where the inputs
+    changed the numerics (another MKL branch), a published seed 0 that moved within each claim's
+    declared tolerance (the ledger pools the published run as seed 0, so the record takes its
+    value), the record's highest seed is executed again and every claim
     compared with what the record holds (:func:`icml25.book.claims.same_result`: the verdict
     exactly, the value within the claim's declared tolerance; a timed claim for its presence).
     When all agree, the record is returned with today's input digests and a ``carried`` entry
@@ -194,15 +202,27 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
     candidates, todo = {}, []
     for chapter in chapters:
         record, found = read(chapter), problems(chapter)
-        changed = [f.split(": ")[-1] for f in found if "input changed since the seeds ran" in f]
-        if record is None or not changed or len(changed) != len(found):
-            if found and record is not None and len(changed) != len(found):
-                log(f"{chapter.name}: not carried over: {'; '.join(f for f in found if f.split(': ')[-1] not in changed)}")
+        if record is None or not found:
             continue
         states = published(chapter)
+        changed = _changed_inputs(record)
+        moves = _seed0_moves(record, states)
+        declared = {(s.source.name, c["id"]): c for s in states for c in s.claims}
+        # seed 0 may have moved within the claim's tolerance (new numerics): it is the
+        # published run, which the ledger pools in its place anyway
+        moved_far = [problem for zero, now in moves
+                     if (problem := same_result({**_tolerance(declared, zero["id"]), **zero},
+                                                now))]
+        if len(found) != len(changed) + len(moves) or moved_far:
+            log(f"{chapter.name}: not carried over: "
+                + "; ".join(moved_far or [f for f in found if "input changed" not in f
+                                          and "seed 0 in the record" not in f]))
+            continue
         seed = max(record["seeds"])
         if seed == 0:
             continue
+        if moves:
+            changed = [*changed, f"seed 0 moved within tolerance in {len(moves)} claim(s)"]
         candidates[chapter.name] = (chapter, record, states, seed, changed)
         todo += [RunSpec.of(s.source, {"seed": seed}) for s in states if s.claims]
     reruns: dict[str, list] = {}
@@ -235,7 +255,15 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
             log(f"{name}: not carried over; seed {seed} measures differently now: "
                 + "; ".join(differ))
             continue
-        kept[name] = {**record, "inputs": _inputs(states), "carried": [
+        published_ = {(s.source.name, c["id"]): c for s in states for c in s.claims}
+        claims = []
+        for c in record["claims"]:  # seed 0 is the published run, as the ledger pools it
+            now0 = published_.get((c["notebook"], c["id"]))
+            seeds = dict(c["seeds"])
+            if now0 is not None and "0" in seeds:
+                seeds["0"] = {k: now0.get(k) for k in ("value", "interval", "verdict")}
+            claims.append({**c, "seeds": seeds})
+        kept[name] = {**record, "claims": claims, "inputs": _inputs(states), "carried": [
             *record.get("carried", []),
             {"date": datetime.date.today().isoformat(), "seed": seed, "changed": changed}]}
         log(f"{name}: seed {seed} measures what the record holds; the record is carried over")
@@ -255,6 +283,24 @@ def read(chapter: notebooks.Chapter) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _changed_inputs(record: dict) -> list[str]:
+    """The record's inputs whose digest differs from today's (or that are gone)."""
+    return [rel for rel, digest in record["inputs"].items() if _digest(rel) != digest]
+
+
+def _seed0_moves(record: dict, states) -> list[tuple[dict, dict]]:
+    """``[(the record's seed 0, the published claim)]`` for each claim whose published value
+    is not the value the record holds for seed 0 (timed claims aside: every run times anew)."""
+    published_ = {(s.source.name, c["id"]): c for s in states if s.record for c in s.claims}
+    moves = []
+    for c in record["claims"]:
+        now = published_.get((c["notebook"], c["id"]))
+        zero = c["seeds"].get("0")
+        if now and zero and not now.get("timed") and now["value"] != zero["value"]:
+            moves.append(({"id": c["id"], **zero}, now))
+    return moves
+
+
 def problems(chapter: notebooks.Chapter) -> list[str]:
     """Why the chapter's seed record is missing or stale; empty when it is current."""
     record = read(chapter)
@@ -262,21 +308,15 @@ def problems(chapter: notebooks.Chapter) -> list[str]:
         return [f"{chapter.name}: no {RECORD} (run `make robustness CHAPTER={chapter.name[:2]}`)"]
     if "claims" not in record or any("published" in c for c in record["claims"]):
         return [f"{chapter.name}: {RECORD} has the old format; run the seeds again"]
-    found = []
-    for rel, digest in record["inputs"].items():
-        if _digest(rel) != digest:
-            found.append(f"{chapter.name}: input changed since the seeds ran: {rel}")
+    found = [f"{chapter.name}: input changed since the seeds ran: {rel}"
+             for rel in _changed_inputs(record)]
     states = [state(py) for py in chapter.notebooks]
     now = {(s.source.name, c["id"]) for s in states if s.record for c in s.claims}
     covered = {(c["notebook"], c["id"]) for c in record["claims"]}
     if now != covered:
         found.append(f"{chapter.name}: claims changed since the seeds ran: "
                      f"{sorted(now ^ covered)}")
-    published_ = {(s.source.name, c["id"]): c for s in states if s.record for c in s.claims}
-    for c in record["claims"]:
-        now = published_.get((c["notebook"], c["id"]))
-        zero = c["seeds"].get("0")
-        if now and zero and not now.get("timed") and now["value"] != zero["value"]:
-            found.append(f"{chapter.name}: {c['id']}: seed 0 in the record is {zero['value']!r}, "
-                         f"the published notebook's {now['value']!r}")
+    for zero, now_ in _seed0_moves(record, states):
+        found.append(f"{chapter.name}: {zero['id']}: seed 0 in the record is "
+                     f"{zero['value']!r}, the published notebook's {now_['value']!r}")
     return found

@@ -10,7 +10,7 @@ import nbformat
 from icml25.book import declarations
 from icml25.book.run.spec import publishes
 from icml25.common import paths
-from icml25.common.hashing import sha256_file
+from icml25.common.hashing import code_digest, sha256_file
 
 
 @dataclass
@@ -44,12 +44,15 @@ def read_record(ipynb: Path) -> dict | None:
 
 
 def input_digest(rel: str) -> str | None:
-    """The current digest of a provenance input: a file's sha256, or for a key into
-    ``claims.toml`` the digest of the fields a run uses; ``None`` when it is gone."""
+    """The current digest of a provenance input: a module's code digest (comments and
+    docstrings left out), a data file's sha256, or for a key into ``claims.toml`` the digest of
+    the fields a run uses; ``None`` when it is gone."""
     if declarations.KEY in rel:
         return declarations.digest_of_key(rel)
     path = paths.ROOT / rel
-    return sha256_file(path) if path.exists() else None
+    if not path.exists():
+        return None
+    return code_digest(path) if path.suffix == ".py" else sha256_file(path)
 
 
 def state(py: Path) -> State:

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from icml25.book.run import notebooks
-from icml25.book.site.generated import HEADER, claim_badges, strip
+from icml25.book.site.generated import HEADER, claim_badges, headline_strip, strip
 from icml25.common import paths
 
 CARDS = paths.BOOK / "_static" / "cards"
@@ -134,10 +134,12 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
     if figure:
         thumb = thumbnail(figure[0])
         lines += [f":img-top: _static/cards/{number}.png", f":img-alt: {_escape(figure[1])}"]
-    verdict = strip(counts)
+    verdict = headline_strip(counts["headline"]) if "headline" in counts else strip(counts)
     lines += [
         "",
         f"**The question.** {f['question']}",
+        "",
+        f"**The paper's headline claims here:** {verdict}.",
         "",
         "**What we found.** "
         + claim_badges(first_sentence(f["finding"]), counts.get("verdicts", {})),
@@ -145,7 +147,7 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
         f"*Prerequisites:* {f['prerequisites']}",
         "",
         ":::{card-footer}",
-        f"{verdict} · {reading_minutes(chapter)} min read · "
+        f"{strip(counts)} · {reading_minutes(chapter)} min read · "
         f"runs in {counts['runtime']:.0f} s",
         ":::",
         "::::",

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from icml25.book import declarations, pooling
+from icml25.book import declarations, headline, pooling
 from icml25.book.claims import Claim, format_measured
 from icml25.book.run import notebooks, robustness
 from icml25.book.run.staleness import state
@@ -31,6 +31,8 @@ from icml25.common import paths
 
 JSON_FILE = paths.BOOK / "_static" / "claims.json"
 CSV_FILE = paths.BOOK / "_static" / "claims.csv"
+HEADLINE_JSON = paths.BOOK / "_static" / "headline.json"
+HEADLINE_CSV = paths.BOOK / "_static" / "headline.csv"
 #: Classes other than the paper's own claims, in the order the ledger lists them.
 OTHER_CLASSES = ("weaker", "stricter", "variant", "proxy", "exploratory")
 
@@ -56,6 +58,7 @@ class Row:
     seeds: dict[int, dict]
     pooled: pooling.Pooled | None
     trained_once: bool = False
+    looks: tuple = ()
 
     @property
     def kind(self) -> str:
@@ -84,7 +87,7 @@ class Row:
         text = f"pooled over {p.n} independent seeds"
         if self.trained_once and d is not None and "training" not in d.varies:
             text += " (one trained model: the seeds do not vary the training)"
-        return text
+        return text + f"; {plan_text(self.looks)}"
 
     def pooled_text(self) -> str:
         return self.pooled.text() if self.pooled else self.published.ours()
@@ -153,10 +156,34 @@ class Row:
         }
 
 
+def plan_text(looks) -> str:
+    """The seed plan in words: ``a fixed 10 seeds`` or ``looks at 5, 10, 20 seeds, each at
+    98.3%``."""
+    looks = list(looks)
+    if len(looks) == 1:
+        return f"plan: a fixed {looks[0]} seeds, 95% interval"
+    level = pooling.design_level(looks)
+    return (f"plan: looks at {', '.join(map(str, looks))} seeds, each at {100 * level:.1f}% "
+            "(sequential)")
+
+
+def looks_of(chapter: notebooks.Chapter) -> tuple:
+    """The chapter's declared seed plan (``[chapter] looks``); without one, a fixed plan at
+    the record's number of seeds."""
+    declared = declarations.chapter_notes(chapter.path).get("looks")
+    if declared:
+        return tuple(declared)
+    record = robustness.read(chapter)
+    return (len(record["seeds"]) if record else 1,)
+
+
 def rows(chapter: notebooks.Chapter) -> list[Row]:
-    """Every claim and check of the chapter, in the notebooks' order, with its pooled verdict."""
+    """Every claim and check of the chapter, in the notebooks' order, with its pooled verdict
+    (its interval at the level of the chapter's seed plan, :func:`pooling.design_level`)."""
     declared = declarations.load(chapter.path)
     trained_once = declarations.chapter_notes(chapter.path).get("trained_once", False)
+    looks = looks_of(chapter)
+    level = pooling.design_level(looks)
     record = robustness.read(chapter)
     fresh = record is not None and not robustness.problems(chapter)
     by_key = {(c["notebook"], c["id"]): c for c in record["claims"]} if fresh else {}
@@ -176,8 +203,9 @@ def rows(chapter: notebooks.Chapter) -> list[Row]:
                 pooled = pooling.pool([s["value"] for s in ordered],
                                       [s.get("interval") for s in ordered], c.op, c.threshold,
                                       deterministic=bool(d and d.deterministic),
-                                      same_sample=bool(d and d.same_sample))
-            found.append(Row(chapter.name, py.stem, c.id, d, c, seeds, pooled, trained_once))
+                                      same_sample=bool(d and d.same_sample), level=level)
+            found.append(Row(chapter.name, py.stem, c.id, d, c, seeds, pooled, trained_once,
+                             looks))
     return found
 
 
@@ -187,11 +215,17 @@ def _ours(row: Row) -> str:
     return text + ("; " + "; ".join(extra) if extra else "")
 
 
+def _paper_words(row: Row) -> str:
+    """The paper's words of a test, marked † when they come from our notes only."""
+    unchecked = row.declaration is not None and row.declaration.source == "not checked"
+    return row.published.paper + (" (†)" if unchecked else "")
+
+
 def _table(chapter_rows: list[Row], kind: str) -> str | None:
     chosen = [r for r in chapter_rows if r.kind == kind]
     if not chosen:
         return None
-    body = [[badge(r.verdict), r.fidelity, r.published.statement, _ours(r), r.published.paper,
+    body = [[badge(r.verdict), r.fidelity, r.published.statement, _ours(r), _paper_words(r),
              r.seeds_line(), "; ".join(x for x in (r.fidelity_text(), r.history_text(),
                                                    r.published.note) if x)]
             for r in chosen]
@@ -220,6 +254,9 @@ def chapter_table(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = N
     """The chapter's own tables, included by its ``index.md``."""
     chapter_rows = rows(chapter) if chapter_rows is None else chapter_rows
     body = "\n".join([*_seeds_note(chapter), *_tables(chapter_rows, "###")]).rstrip("\n")
+    if any("(†)" in _paper_words(r) for r in chapter_rows):
+        body += ("\n\n†: the paper's words as our notes give them; they could not be read in "
+                 "the paper's own text here.")
     return f"{HEADER}\n\n{body}\n"
 
 
@@ -270,6 +307,7 @@ def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) ->
                           and r.pooled.method != "one run"), default=0),
         "runtime": sum(state(py).duration or 0 for py in chapter.notebooks),
         "verdicts": {r.id: r.verdict for r in chapter_rows},
+        "headline": headline.count(headline.judge(chapter.path, chapter_rows)),
     }
 
 
@@ -290,15 +328,15 @@ def _totals(counts: dict[str, dict]) -> dict:
 
 
 def _headline(total: dict) -> str:
+    """The tests behind the headline claims, counted (a paper's claim may have several)."""
     if not total["claims"]:
         return "No chapter has been executed yet."
-    seeds = f" (over at least {total['min_seeds']} seeds each)" if total["min_seeds"] else ""
-    return (f"**{total['holds']} of {total['claims']} of the papers' claims hold**{seeds} at the "
-            f"book's scale; {total['fails']} do not, {total['inconclusive']} are undecided. "
-            f"Apart from these, {total['other']} claims test something other than the paper's "
-            f"statement (weaker or stricter than it, our variant, a proxy, or exploratory; "
-            f"{total['other_holds']} hold), and {total['checks_pass']} of {total['checks']} "
-            "checks pass.")
+    return (f"The tests behind them: {total['holds']} of the {total['claims']} tests of a "
+            f"paper's claim as stated hold, {total['fails']} do not, {total['inconclusive']} "
+            f"are undecided, each decided by its chapter's seed plan; {total['other']} tests "
+            f"ask something else (weaker or stricter than the paper, our variant, a proxy, or "
+            f"exploratory; {total['other_holds']} hold), and {total['checks_pass']} of "
+            f"{total['checks']} checks pass.")
 
 
 def _failing(all_rows: dict[str, list[Row]]) -> list[str]:
@@ -331,24 +369,47 @@ def _others(all_rows: dict[str, list[Row]]) -> list[str]:
 def landing_headline(counts: dict[str, dict]) -> str:
     """The ledger's headline for the front page, with links to the ledger."""
     total = _totals(counts)
-    text = _headline(total)
+    heads = {k: sum(c["headline"][k] for c in counts.values())
+             for k in next(iter(counts.values()))["headline"]} if counts else {"total": 0}
+    text = headline.sentence(heads, len(counts)) + " " + _headline(total)
     if total["fails"]:
         text += (f" See {{ref}}`the claims that do not hold <{FAILING}>` and "
                  "[the whole ledger](claims.md).")
     return text
 
 
+def headline_table(judged: list) -> list[str]:
+    """A chapter's headline claims: the verdict, the paper's words, the tests behind it."""
+    if not judged:
+        return []
+    body = []
+    for j in judged:
+        h = j.headline
+        tests = ", ".join(f"`{i}` ({f}: {v})" for i, f, v in j.tests) or "none"
+        why = h.untestable or h.note
+        words = f"“{h.words}”" + ("" if h.checked else " (†)")
+        body.append([badge(j.verdict), words, tests, why])
+    return ["### The paper's headline claims", "",
+            markdown_table(["verdict", "the paper's words", "tests (fidelity: verdict)",
+                            "note"], body), ""]
+
+
 def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]]) -> str:
     """The whole book's ledger: the headline, the summary table, one section per chapter."""
     counted = {ch.name: counts(ch, all_rows[ch.name]) for ch in chapters}
     total = _totals(counted)
-    summary_rows = [
-        [f"[{_title(ch)}](#{ch.name})", c["claims"], _count_badge(c["holds"], BADGES["holds"]),
-         _count_badge(c["fails"], BADGES["does not hold"]), _count_badge(c["inconclusive"], BADGES["inconclusive"]),
-         f"{c['other_holds']} of {c['other']}", f"{c['checks_pass']} of {c['checks']}",
-         f"{c['runtime']:.0f} s"]
-        for ch, c in ((ch, counted[ch.name]) for ch in chapters)
-    ]
+    judged = {ch.name: headline.judge(ch.path, all_rows[ch.name]) for ch in chapters}
+    head_counts = headline.count([j for js in judged.values() for j in js])
+    summary_rows = []
+    for ch in chapters:
+        h = headline.count(judged[ch.name])
+        summary_rows.append([
+            f"[{_title(ch)}](#{ch.name})", h["total"],
+            _count_badge(h["holds"], BADGES["holds"]),
+            _count_badge(h["does not hold"], BADGES["does not hold"]),
+            _count_badge(h["mixed"] + h["undecided"], BADGES["undecided"]),
+            h["weaker reading only"], h["untestable here"], h["untested"],
+            f"{counted[ch.name]['runtime']:.0f} s"])
     sections = []
     for chapter in chapters:
         c = counted[chapter.name]
@@ -357,39 +418,49 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
             f"## {_title(chapter)}",
             "",
             f"[Read the chapter](../chapters/{chapter.name}/index.md) · book-mode runtime "
-            f"{c['runtime']:.0f} s · {c['holds']} of {c['claims']} of the paper's claims hold",
+            f"{c['runtime']:.0f} s · {headline.count(judged[chapter.name])['holds']} of "
+            f"{len(judged[chapter.name])} headline claims hold as stated",
             "",
             *_seeds_note(chapter),
-            *_tables(all_rows[chapter.name], "###"),
+            *headline_table(judged[chapter.name]),
+            "### The tests",
+            "",
+            *_tables(all_rows[chapter.name], "####"),
         ]
-    headline = _headline(total)
+    lead = headline.sentence(head_counts, len(chapters)) + " " + _headline(total)
     unseeded = [ch.name[:2] for ch in chapters if robustness.read(ch) is None]
     if unseeded and total["claims"]:
-        headline += f" No seed record yet for chapter(s) {', '.join(unseeded)}."
+        lead += f" No seed record yet for chapter(s) {', '.join(unseeded)}."
     parts = [
         HEADER,
         "",
         "# The claims ledger",
         "",
-        "Each chapter declares the claims it tests before it measures them (its `claims.toml`): "
-        "the statement, the paper's words, the threshold taken from them, and a *fidelity*: "
-        "whether the test is the paper's claim as stated, or weaker, stricter, about our variant "
-        "of the method, a proxy, or exploratory. Every chapter is executed under independent "
-        "seeds; a claim's verdict pools them: the estimate over the seeds with a 95% interval "
-        "that includes how much the result varies from seed to seed (a random-effects "
-        "combination of the seeds' own intervals). It **holds** or **does not hold** when the "
-        "whole interval lies on one side of the threshold, and is **inconclusive** when the "
-        "threshold lies inside; for those the table says how many seeds would decide it (or "
-        "that a larger sample would, where every seed measures the same questions). Where "
-        "seed 0, the run the chapter's page shows, disagrees with the pooled verdict, its value "
-        "is given. The headline counts the papers' claims only; the others and the checks are "
-        "listed apart. The same ledger, for analysis: "
-        "[claims.json](_static/claims.json), [claims.csv](_static/claims.csv).",
+        "The unit of this ledger is a paper's **headline claim**: a claim its abstract makes, "
+        "in its own words, with where it was read (†: in our notes only, not in the paper's "
+        "own text). Each chapter declares them in its `claims.toml`, with the tests that speak "
+        "to each. A test is declared before it is measured: its statement, the threshold taken "
+        "from the paper's words, and a *fidelity*: the paper's claim as stated, or weaker, "
+        "stricter, about our variant of the method, a proxy, or exploratory. Every chapter is "
+        "executed under independent seeds, by a seed plan declared with it: a fixed number, or "
+        "looks at 5, 10 and 20 seeds with more seeds only while a test is undecided, each look "
+        "at a wider interval, so that the chance of a false verdict stays at 2.5%. A test's "
+        "verdict pools its seeds (a random-effects combination of the seeds' own intervals, "
+        "which includes how much the result varies from seed to seed): it **holds** or **does "
+        "not hold** when the whole interval lies on one side of the threshold, and is "
+        "**inconclusive** when the threshold lies inside. A headline claim **holds** when all "
+        "its tests as stated hold, **does not hold** when none does, is **mixed** when some "
+        "do and some do not, and **undecided** otherwise; tests of another fidelity and checks "
+        "never decide it. The same ledger, for analysis: "
+        "[claims.json](_static/claims.json), [claims.csv](_static/claims.csv) (the tests), "
+        "[headline.json](_static/headline.json), [headline.csv](_static/headline.csv) (the "
+        "headline claims).",
         "",
-        headline,
+        lead,
         "",
-        markdown_table(["chapter", "paper's claims", "hold", "do not hold", "undecided",
-                        "other claims hold", "checks pass", "runtime"], summary_rows),
+        markdown_table(["chapter", "headline claims", "hold", "do not hold", "mixed or "
+                        "undecided", "weaker reading only", "untestable here", "untested",
+                        "runtime"], summary_rows),
         "",
         *_failing(all_rows),
         *_others(all_rows),
@@ -404,6 +475,30 @@ def as_records(all_rows: dict[str, list[Row]]) -> list[dict]:
 
 def as_json(all_rows: dict[str, list[Row]]) -> str:
     return json.dumps(as_records(all_rows), indent=1, default=list) + "\n"
+
+
+def headlines(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]]) -> list:
+    """Every chapter's headline claims, judged by their tests' pooled verdicts."""
+    return [j for ch in chapters for j in headline.judge(ch.path, all_rows[ch.name])]
+
+
+def headline_json(judged: list) -> str:
+    return json.dumps([j.as_dict() for j in judged], indent=1) + "\n"
+
+
+HEADLINE_COLUMNS = ("chapter", "id", "verdict", "reading", "words", "source", "where", "tests",
+                    "untestable", "note")
+
+
+def headline_csv(judged: list) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(HEADLINE_COLUMNS)
+    for j in judged:
+        d = j.as_dict()
+        d["tests"] = " ".join(f"{t['id']}:{t['fidelity']}:{t['verdict']}" for t in d["tests"])
+        writer.writerow([d[k] for k in HEADLINE_COLUMNS])
+    return out.getvalue()
 
 
 CSV_COLUMNS = ("chapter", "notebook", "id", "kind", "fidelity", "statement", "op", "threshold",
@@ -429,8 +524,8 @@ def as_csv(all_rows: dict[str, list[Row]]) -> str:
 
 
 def undecided(chapter: notebooks.Chapter) -> list[tuple[str, int]]:
-    """The chapter's claims still inconclusive after pooling that more seeds may decide:
-    ``[(id, seeds wanted)]``, capped by each claim's declared ``max_seeds``."""
+    """The chapter's claims still inconclusive after pooling that the seed plan's next look may
+    decide: ``[(id, seeds at that look)]``, within each claim's declared ``max_seeds``."""
     found = []
     for row in rows(chapter):
         p, d = row.pooled, row.declaration
@@ -438,8 +533,11 @@ def undecided(chapter: notebooks.Chapter) -> list[tuple[str, int]]:
             continue
         if p.method == "same sample" and not p.seeds_to_decide:
             continue  # the shared sample's error decides: more seeds cannot
-        if p.n < d.max_seeds:
-            found.append((row.id, min(d.max_seeds, p.seeds_to_decide or d.max_seeds)))
+        # only as far as the seed plan's next look: seeds added beyond the declared looks
+        # would make a false verdict likelier than the plan allows
+        nxt = next((k for k in row.looks if k > p.n), None)
+        if nxt is not None and nxt <= d.max_seeds:
+            found.append((row.id, nxt))
     return found
 
 
@@ -455,8 +553,11 @@ def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str |
 
     chapters = chapters if chapters is not None else notebooks.chapters()
     found = all_rows(chapters)
+    judged = headlines(chapters, found)
     files: dict[Path, str | bytes] = {paths.BOOK / "claims.md": ledger_page(chapters, found),
-                                      JSON_FILE: as_json(found), CSV_FILE: as_csv(found)}
+                                      JSON_FILE: as_json(found), CSV_FILE: as_csv(found),
+                                      HEADLINE_JSON: headline_json(judged),
+                                      HEADLINE_CSV: headline_csv(judged)}
     for chapter in chapters:
         files[chapter.path / "_claims.md"] = chapter_table(chapter, found[chapter.name])
         files[chapter.path / "_glance.md"] = glance(found[chapter.name]) + "\n"

@@ -247,12 +247,14 @@ def _insert_generated(app, docname, source):
     parts = docname.split("/")
     if len(parts) == 3 and parts[0] == "chapters" and parts[2] == "index":
         from icml25.book.site import archive, ledger
-        from icml25.book.site.generated import claim_badges, strip
+        from icml25.book.site.generated import claim_badges, headline_strip, strip
 
         rows = list(_chapter_rows(parts[1]).values())
         found = [c for c in _chapters() if c.name == parts[1]]
         if rows and found:
-            source[0] = with_strip(source[0], strip(ledger.counts(found[0], rows)))
+            counted = ledger.counts(found[0], rows)
+            source[0] = with_strip(source[0], f"{headline_strip(counted['headline'])}; "
+                                              f"{strip(counted)}")
         source[0] = claim_badges(source[0], {r.id: r.verdict for r in rows})
         source[0] = before_first_section(
             source[0], archive.how_to_run(parts[1], _repository_url(app)))
