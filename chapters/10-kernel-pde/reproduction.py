@@ -345,6 +345,28 @@ def best_within(points, limit):
     return min(errs) if errs else float("nan")
 
 
+def time_to(points, level):
+    r"""CPU seconds a method takes to reach test error `level`, read continuously.
+
+    Along the front $e^*(t) = \min_{t_i \le t} e_i$ of its (seconds, error) points, the
+    first point at or below the level is $(t_j, e^*_j)$; between it and the point before,
+    $\log e^*$ is read linear in $\log t$ (a power law on that stretch), so the time moves
+    with every measured time, where "within the budget or not" moves only when a time
+    crosses it. Infinite if the method never reaches the level.
+    """
+    pts = sorted(points)
+    t = np.array([p[0] for p in pts], float)
+    front = np.minimum.accumulate(np.array([p[1] for p in pts], float))
+    reached = np.flatnonzero(front <= level)
+    if reached.size == 0:
+        return float("inf")
+    j = int(reached[0])
+    if j == 0 or t[j - 1] <= 0:
+        return float(t[j])
+    w = np.log(level / front[j - 1]) / np.log(front[j] / front[j - 1])
+    return float(t[j - 1] * (t[j] / t[j - 1]) ** w)
+
+
 adam_runs = {
     n: solve_sks(
         pde, n, ell=ell, optimizer="adam", lr=1e-3,
@@ -404,6 +426,10 @@ sks_gn_best = best_within(points["SKS"], budget)
 sks_adam_best = best_within(points["SKS, Adam"], budget)
 sks_best = min(sks_gn_best, sks_adam_best)
 ours_best = best_within(points["Newton-Kronecker"], budget)
+# the same question asked of the clock: the time to reach the dense solver's least error,
+# over its time; below 1 exactly when the error within the budget is lower
+sks_time = min(time_to(points["SKS"], daks_best), time_to(points["SKS, Adam"], daks_best))
+ours_time = time_to(points["Newton-Kronecker"], daks_best)
 released_within = [
     t["grid"] for t in timings if np.isfinite(scale) and t["seconds"] * scale <= budget
 ]
@@ -469,15 +495,18 @@ book.claim(
     f"{turn['Newton-Kronecker']}",
 )
 book.claim(
-    "equal-time-accuracy", sks_best / daks_best,
-    shown={"SKS Gauss-Newton": sks_gn_best, "SKS Adam": sks_adam_best,
-           "dense GP": daks_best, "budget s": budget},
-    note="least test error within the dense solver's time on its largest grid",
+    "equal-time-accuracy", sks_time / budget,
+    shown={"error ratio": sks_best / daks_best, "SKS Gauss-Newton": sks_gn_best,
+           "SKS Adam": sks_adam_best, "dense GP": daks_best, "budget s": budget},
+    note="CPU time the paper's solver takes to reach the dense solver's least error, "
+    "read off a log-log line along its error front, over the dense solver's time on "
+    "its largest grid; the ratio of the least errors within that time is shown",
 )
 book.claim(
-    "equal-time-accuracy-variant", ours_best / daks_best,
-    shown={"Newton-Kronecker": ours_best, "dense GP": daks_best, "budget s": budget},
-    note="least test error within the dense solver's time on its largest grid",
+    "equal-time-accuracy-variant", ours_time / budget,
+    shown={"error ratio": ours_best / daks_best, "Newton-Kronecker": ours_best,
+           "dense GP": daks_best, "budget s": budget},
+    note="read as equal-time-accuracy",
 )
 
 # %% tags=["hide-input", "remove-output"]
