@@ -14,7 +14,11 @@ CPU-cheap transfer experiment of chapter 11 and the statistics to read it:
 * :func:`transfer_gain`: accuracy on the target after fine-tuning from the source model minus
   accuracy after training from scratch, on the same few labelled target points;
 * :func:`spearman_bootstrap`: Spearman's :math:`\rho` over pairs with a percentile bootstrap
-  interval that resamples the pairs.
+  interval that resamples the pairs;
+* :func:`jitter` and :func:`pretrain_features`: the data-augmentation experiment, where a
+  source is augmented by a random policy, a feature map is learned on it and a linear probe on
+  those features is fitted on a clean target; the paper correlates the distance between the
+  augmented source and the target with the probe's accuracy.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from scipy import optimize, stats
 from icml25.common.stats import Estimate, resample_indices
 from icml25.common.validation import check_int, check_scalar
 
-__all__ = ["accuracy", "fit_softmax", "load_mnist_8x8", "spearman_bootstrap", "transfer_gain"]
+__all__ = ["accuracy", "fit_softmax", "jitter", "load_mnist_8x8", "pretrain_features",
+           "spearman_bootstrap", "transfer_gain"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -205,3 +210,97 @@ def spearman_bootstrap(x, y, *, n_boot: int = 2000, level: float = 0.95, seed=0)
     a = (1 - level) / 2
     rho = float(stats.spearmanr(x, y).statistic)
     return Estimate(rho, (float(np.quantile(rho_star, a)), float(np.quantile(rho_star, 1 - a))))
+
+
+def jitter(images, brightness: float, contrast: float, rng, *, shift: int = 1) -> np.ndarray:
+    r"""One draw of a grey-level augmentation policy on images with intensities in [0, 1].
+
+    The analogue, for grey 8x8 digits, of the colour-jitter policies of the paper's
+    augmentation experiment. Each image :math:`x` gets its own factors
+    :math:`f_b \sim U[1-b, 1+b]` and :math:`f_c \sim U[1-c, 1+c]`:
+
+    .. math::
+
+        x' = \operatorname{clip}(f_b\,x), \qquad
+        x'' = \operatorname{clip}\bigl(\bar{x}' + f_c\,(x' - \bar{x}')\bigr),
+
+    with :math:`\bar{x}'` the image's mean and clipping to [0, 1] (brightness, then
+    contrast), and is then moved by up to ``shift`` pixels in each direction, the vacated
+    pixels black: the fixed random crop of every policy.
+
+    Parameters
+    ----------
+    images : array, shape (n, h, w)
+        Intensities in [0, 1].
+    brightness, contrast : float in [0, 1)
+        The policy's magnitudes :math:`b` and :math:`c`.
+    rng : numpy.random.Generator
+    shift : int
+        Largest move in pixels (0 for none).
+    """
+    images = np.asarray(images, dtype=float)
+    if images.ndim != 3 or images.size == 0:
+        raise ValueError(f"jitter needs images of shape (n, h, w), got {images.shape}")
+    if np.any(images < 0) or np.any(images > 1):
+        raise ValueError("jitter needs intensities in [0, 1]")
+    b = check_scalar(brightness, "brightness", minimum=0, maximum=1, open_maximum=True)
+    c = check_scalar(contrast, "contrast", minimum=0, maximum=1, open_maximum=True)
+    shift = check_int(shift, "shift", minimum=0)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("jitter needs a numpy.random.Generator as rng")
+    n, h, w = images.shape
+    fb = rng.uniform(1 - b, 1 + b, size=(n, 1, 1))
+    fc = rng.uniform(1 - c, 1 + c, size=(n, 1, 1))
+    out = np.clip(images * fb, 0, 1)
+    mean = out.mean(axis=(1, 2), keepdims=True)
+    out = np.clip(mean + fc * (out - mean), 0, 1)
+    if shift == 0:
+        return out
+    moves = rng.integers(-shift, shift + 1, size=(n, 2))
+    padded = np.pad(out, ((0, 0), (shift, shift), (shift, shift)))
+    rows = (np.arange(h)[None, :] + shift - moves[:, :1])[:, :, None]  # (n, h, 1)
+    cols = (np.arange(w)[None, :] + shift - moves[:, 1:])[:, None, :]  # (n, 1, w)
+    return padded[np.arange(n)[:, None, None], rows, cols]
+
+
+def pretrain_features(X, y, *, hidden: int = 64, seed: int = 0, max_iter: int = 300):
+    r"""A feature map learned on a (source) dataset, to be frozen for a linear probe.
+
+    A one-hidden-layer ReLU network (scikit-learn's ``MLPClassifier``, Adam, its default
+    penalty) is trained to classify ``X``; its hidden layer
+    :math:`\phi(x) = \max(0, x^\top W_1 + b_1)` is the feature map, the analogue of the
+    paper's network pre-trained on the augmented source and then frozen.
+
+    Returns
+    -------
+    callable
+        ``phi(X) -> ndarray (n, hidden)``.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or len(X) < 2:
+        raise ValueError("pretrain_features needs X of shape (n, d) and y of shape (n,), "
+                         "n >= 2")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("pretrain_features needs finite X")
+    hidden = check_int(hidden, "hidden", minimum=1)
+    net = MLPClassifier(hidden_layer_sizes=(hidden,), max_iter=check_int(max_iter, "max_iter",
+                                                                            minimum=1),
+                        random_state=check_int(seed, "seed", minimum=0))
+    with warnings.catch_warnings():  # a fixed budget of epochs, converged or not
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        net.fit(X, y)
+    W1, b1 = net.coefs_[0].copy(), net.intercepts_[0].copy()
+
+    def phi(Z):
+        Z = np.asarray(Z, dtype=float)
+        if Z.ndim != 2 or Z.shape[1] != W1.shape[0]:
+            raise ValueError(f"the feature map needs points of {W1.shape[0]} features")
+        return np.maximum(Z @ W1 + b1, 0.0)
+
+    return phi
