@@ -69,3 +69,42 @@ def test_every_chapter_declares_valid_headlines():
     for chapter in notebooks.chapters():
         for h in headline.load(chapter.path):  # raises on a malformed entry
             assert h.words.strip() and h.where.strip()
+
+
+def test_the_lead_names_failures_first_and_quotes_them():
+    judged = [headline.Judged(_h(id="a", words="We win [...] everywhere"),
+                              [("t", "paper", "holds")]),
+              headline.Judged(_h(id="b", words="[...] nearly optimal trees for a wide range "
+                                                "of metrics and data"),
+                              [("u", "paper", "does not hold")]),
+              headline.Judged(_h(id="c", untestable="compute"), [])]
+    text = headline.lead(judged)
+    assert text == ("Of the paper's 3 headline claims, 1 does not hold (“nearly optimal trees "
+                    "for a wide range of metrics…”), 1 holds and 1 cannot be tested at "
+                    "this scale.")
+    assert headline.lead([]).startswith("The chapter declares no headline claim")
+
+
+def test_no_chapter_opens_what_we_found_with_a_success_over_a_failure():
+    """Each chapter's "What we found", on its page and on its card, opens with its headline
+    verdicts, worst first: a chapter with a headline claim that does not hold (or holds only
+    in part, or is undecided) cannot lead with one that holds."""
+    from icml25.book.run import notebooks
+    from icml25.book.site import landing, ledger
+    from icml25.book.site.sphinx_ext import with_lead
+
+    for chapter in notebooks.chapters():
+        counts = ledger.counts(chapter)
+        lead = counts["lead"]
+        verdicts = [j.verdict for j in headline.judge(chapter.path, ledger.rows(chapter))]
+        first = next(v for v in headline.LEAD_ORDER if v in verdicts)
+        one, many = headline._LEAD_WORDS[first]
+        n = verdicts.count(first)
+        assert lead.startswith(f"Of the paper's {len(verdicts)} headline claim"), chapter.name
+        assert lead.split(", ", 1)[1].startswith(f"{n} {one if n == 1 else many}"), \
+            (chapter.name, lead)
+        index = (chapter.path / "index.md").read_text()
+        assert "**What we found.**" in index, chapter.name
+        assert f"**What we found.** {lead}" in with_lead(index, lead)
+        card, _ = landing.card(chapter, counts)
+        assert f"**What we found.** {lead}" in card, chapter.name

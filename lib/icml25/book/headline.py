@@ -196,3 +196,52 @@ def sentence(counts: dict[str, int], papers: int) -> str:
             f"in a weaker, stricter, variant or proxy reading, "
             f"{counts['untestable here']} cannot be tested at this scale (the reason is given "
             f"with each), and {counts['untested']} are not tested yet.")
+
+
+#: The order in which a chapter's lead names its headline verdicts: failures first.
+LEAD_ORDER = ("does not hold", "mixed", "undecided", "holds", "weaker reading only",
+              "untestable here", "untested")
+_LEAD_WORDS = {  # (one, many): the verb phrase after "1 ..." or "2 ..."
+    "does not hold": ("does not hold", "do not hold"),
+    "mixed": ("holds only in part", "hold only in part"),
+    "undecided": ("is undecided", "are undecided"),
+    "holds": ("holds", "hold"),
+    "weaker reading only": ("is tested only in a weaker reading",
+                            "are tested only in a weaker reading"),
+    "untestable here": ("cannot be tested at this scale", "cannot be tested at this scale"),
+    "untested": ("is not tested yet", "are not tested yet"),
+}
+#: Verdicts whose claims the lead quotes, so that no failure hides behind a count.
+_QUOTED = ("does not hold", "mixed", "undecided")
+
+
+def excerpt(words: str, n: int = 9) -> str:
+    """The first ``n`` words of a claim's wording (ellipses of the quote dropped), quoted."""
+    plain = " ".join(words.replace("[...]", " ").split())
+    cut = plain.split(" ")
+    return "“" + " ".join(cut[:n]).rstrip(",;:.") + ("…”" if len(cut) > n else "”")
+
+
+def lead(judged: list[Judged]) -> str:
+    r"""The sentence that opens a chapter's "What we found": its headline verdicts, worst first.
+
+    "Of the paper's 4 headline claims, 1 does not hold (“In practice, we find nearly
+    optimal spanning trees…”), 2 hold and 1 is tested only in a weaker reading." A claim that
+    does not hold, holds only in part or is undecided is quoted; the others are counted. The
+    order is :data:`LEAD_ORDER`, so a chapter with a failure never opens with a success.
+    """
+    if not judged:
+        return "The chapter declares no headline claim of the paper."
+    parts = []
+    for v in LEAD_ORDER:
+        these = [j for j in judged if j.verdict == v]
+        if not these:
+            continue
+        one, many = _LEAD_WORDS[v]
+        text = f"{len(these)} {one if len(these) == 1 else many}"
+        if v in _QUOTED:
+            text += " (" + "; ".join(excerpt(j.headline.words) for j in these) + ")"
+        parts.append(text)
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    total = len(judged)
+    return (f"Of the paper's {total} headline claim{'s' if total != 1 else ''}, {listed}.")

@@ -141,7 +141,7 @@ def card(chapter: notebooks.Chapter, counts: dict) -> tuple[str, bytes | None]:
         "",
         f"**The paper's headline claims here:** {verdict}.",
         "",
-        "**What we found.** "
+        "**What we found.** " + (counts["lead"] + " " if "lead" in counts else "")
         + claim_badges(first_sentence(f["finding"]), counts.get("verdicts", {})),
         "",
         f"*Prerequisites:* {f['prerequisites']}",

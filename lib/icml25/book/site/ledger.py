@@ -294,6 +294,7 @@ def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) ->
     other = [r for r in chapter_rows if r.kind == "claim" and r.fidelity != "paper"]
     checks = [r for r in chapter_rows if r.kind == "check"]
     verdicts = [r.verdict for r in paper]
+    judged = headline.judge(chapter.path, chapter_rows)
     return {
         "claims": len(paper),
         "holds": verdicts.count("holds"),
@@ -307,7 +308,8 @@ def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) ->
                           and r.pooled.method != "one run"), default=0),
         "runtime": sum(state(py).duration or 0 for py in chapter.notebooks),
         "verdicts": {r.id: r.verdict for r in chapter_rows},
-        "headline": headline.count(headline.judge(chapter.path, chapter_rows)),
+        "headline": headline.count(judged),
+        "lead": headline.lead(judged),
     }
 
 

@@ -229,6 +229,13 @@ def with_strip(markdown: str, strip_md: str) -> str:
     return markdown
 
 
+def with_lead(markdown: str, lead: str) -> str:
+    """A chapter's ``index.md`` whose "**What we found.**" opens with ``lead``, the headline
+    verdicts worst first (:func:`icml25.book.headline.lead`); unchanged without that label."""
+    label = "**What we found.**"
+    return markdown.replace(label, f"{label} {lead}", 1)
+
+
 def before_first_section(markdown: str, box: str) -> str:
     """``markdown`` with ``box`` before its first ``## `` heading (at its end if it has none)."""
     lines = markdown.split("\n")
@@ -255,6 +262,7 @@ def _insert_generated(app, docname, source):
             counted = ledger.counts(found[0], rows)
             source[0] = with_strip(source[0], f"{headline_strip(counted['headline'])}; "
                                               f"{strip(counted)}")
+            source[0] = with_lead(source[0], counted["lead"])
         source[0] = claim_badges(source[0], {r.id: r.verdict for r in rows})
         source[0] = before_first_section(
             source[0], archive.how_to_run(parts[1], _repository_url(app)))
