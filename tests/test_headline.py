@@ -108,3 +108,23 @@ def test_no_chapter_opens_what_we_found_with_a_success_over_a_failure():
         assert f"**What we found.** {lead}" in with_lead(index, lead)
         card, _ = landing.card(chapter, counts)
         assert f"**What we found.** {lead}" in card, chapter.name
+
+
+def test_effects_put_ours_beside_the_papers_figure():
+    entry = ('[[headline]]\nid = "a"\nwords = "w"\nsource = "abstract"\nwhere = "x"\n'
+             'tests = ["t1"]\neffects = [{test = "t1", paper = 0.04, what = "gain", '
+             'gain = true}]\n')
+    h = headline.parse(entry, "00-x", "claims.toml", {"t1"})[0]
+    j = headline.Judged(h, [("t1", "paper", "holds")], {"t1": (0.002, (0.001, 0.003))})
+    assert j.effect_lines() == ["gain: ours 0.002 [0.001, 0.003], the paper's 0.04 "
+                                "(0.05 of the paper's gain)"]
+    j.values["t1"] = (-0.01, (-0.02, 0.0))
+    assert j.effect_lines()[0].endswith("(no gain in the paper's direction)")
+    assert j.as_dict()["effects"][0]["ours"] == -0.01
+    for bad, message in [('{test = "t2", paper = 1, what = "g"}', "not one of"),
+                         ('{test = "t1", paper = "big", what = "g"}', "a number"),
+                         ('{test = "t1", what = "g"}', "a table of")]:
+        with pytest.raises(DeclarationError, match=message):
+            headline.parse(entry.replace(entry[entry.index("effects"):],
+                                         f"effects = [{bad}]\n"), "00-x", "claims.toml",
+                           {"t1", "t2"})

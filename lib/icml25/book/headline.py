@@ -13,6 +13,9 @@ the same file, read only when the pages are built::
     tests = ["ssa-improves-cmf"] # the chapter's claim ids that speak to it
     untestable = ""              # the reason, when it cannot be tested at the book's scale
     note = ""                    # what a reader must know, in one sentence
+    # where the paper reports a figure on the scale of one of the tests' values:
+    effects = [{test = "seg-lesion", paper = 0.048, what = "lesion Dice over the U-Net",
+                gain = true}]    # gain: show ours as a share of the paper's
 
 Its verdict follows one rule (:func:`verdict`), written once here:
 
@@ -45,7 +48,9 @@ SOURCES = ("abstract", "introduction", "repository", "not checked")
 VERDICTS = ("holds", "does not hold", "mixed", "undecided", "weaker reading only",
             "untestable here", "untested")
 FIELDS = {"id": str, "words": str, "source": str, "where": str, "tests": list,
-          "untestable": str, "note": str}
+          "untestable": str, "note": str, "effects": list}
+#: The fields of one of a headline's ``effects``.
+EFFECT_FIELDS = {"test": str, "paper": (int, float), "what": str, "gain": bool}
 REQUIRED = ("id", "words", "source", "where")
 
 
@@ -61,6 +66,7 @@ class Headline:
     tests: tuple = ()
     untestable: str = ""
     note: str = ""
+    effects: tuple = ()  # ({test, paper, what, gain}, ...)
 
     @property
     def checked(self) -> bool:
@@ -75,6 +81,26 @@ class Judged:
 
     headline: Headline
     tests: list = field(default_factory=list)  # (id, fidelity, pooled verdict)
+    values: dict = field(default_factory=dict)  # test id -> (pooled value, (low, high))
+
+    def effect_lines(self) -> list[str]:
+        """Ours beside the paper's figure, for each declared effect whose test has a value:
+        "lesion Dice over the U-Net: ours 0.012 [-0.01, 0.03], the paper's 0.048 (0.25 of
+        the paper's gain)"."""
+        out = []
+        for e in self.headline.effects:
+            if e["test"] not in self.values:
+                continue
+            value, (lo, hi) = self.values[e["test"]]
+            text = (f"{e['what']}: ours {value:.3g} [{lo:.3g}, {hi:.3g}], "
+                    f"the paper's {e['paper']:.3g}")
+            if e.get("gain") and e["paper"]:
+                ratio = value / e["paper"]
+                text += (" (no gain in the paper's direction)" if ratio <= 0 else
+                         f" ({ratio:.2g} of the paper's gain)" if ratio < 1 else
+                         f" ({ratio:.2g} times the paper's gain)")
+            out.append(text)
+        return out
 
     @property
     def stated(self) -> list:
@@ -96,7 +122,10 @@ class Judged:
         return {"chapter": h.chapter, "id": h.id, "words": h.words, "source": h.source,
                 "where": h.where, "untestable": h.untestable, "note": h.note,
                 "reading": self.reading, "verdict": self.verdict,
-                "tests": [{"id": i, "fidelity": f, "verdict": v} for i, f, v in self.tests]}
+                "tests": [{"id": i, "fidelity": f, "verdict": v} for i, f, v in self.tests],
+                "effects": [{**e, "ours": self.values[e["test"]][0],
+                             "ours_interval": list(self.values[e["test"]][1])}
+                            for e in h.effects if e["test"] in self.values]}
 
 
 def verdict(headline: Headline, tests: list) -> str:
@@ -147,7 +176,20 @@ def parse(text: str, chapter: str, where: str, claim_ids: set[str]) -> list[Head
         unknown = [t for t in tests if t not in claim_ids]
         if unknown:
             raise DeclarationError(f"{at}: tests {unknown} are not declared in {where}")
-        found.append(Headline(chapter=chapter, **{**entry, "tests": tests}))
+        for e in entry.get("effects", ()):
+            if not isinstance(e, dict) or set(e) - set(EFFECT_FIELDS) or \
+                    not {"test", "paper", "what"} <= set(e):
+                raise DeclarationError(f"{at}: an effect is a table of test, paper, what and "
+                                       f"optionally gain; got {e!r}")
+            if not all(isinstance(e[k], EFFECT_FIELDS[k]) for k in e) or \
+                    isinstance(e["paper"], bool):
+                raise DeclarationError(f"{at}: effect {e!r}: test and what are strings, "
+                                       f"paper a number, gain true or false")
+            if e["test"] not in tests:
+                raise DeclarationError(f"{at}: effect of {e['test']!r}, which is not one of "
+                                       f"the headline's tests")
+        found.append(Headline(chapter=chapter, **{**entry, "tests": tests,
+                                                  "effects": tuple(entry.get("effects", ()))}))
     return found
 
 
@@ -169,7 +211,9 @@ def judge(chapter_dir: Path, rows: list) -> list[Judged]:
         # a check holds by construction: it never decides a claim as stated
         tests = [(t, "check" if by_id[t].kind == "check" else by_id[t].fidelity,
                   by_id[t].verdict) for t in h.tests if t in by_id]
-        judged.append(Judged(h, tests))
+        values = {t: (by_id[t].pooled.estimate, tuple(by_id[t].pooled.interval))
+                  for t in h.tests if t in by_id and by_id[t].pooled is not None}
+        judged.append(Judged(h, tests, values))
     return judged
 
 

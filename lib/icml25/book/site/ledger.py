@@ -388,7 +388,7 @@ def headline_table(judged: list) -> list[str]:
     for j in judged:
         h = j.headline
         tests = ", ".join(f"`{i}` ({f}: {v})" for i, f, v in j.tests) or "none"
-        why = h.untestable or h.note
+        why = " ".join([h.untestable or h.note, *(f"{line}." for line in j.effect_lines())])
         words = f"“{h.words}”" + ("" if h.checked else " (†)")
         body.append([badge(j.verdict), words, tests, why])
     return ["### The paper's headline claims", "",
