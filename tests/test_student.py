@@ -49,13 +49,44 @@ def test_edition_otherwise_matches_its_source(py):
     kept_code = [c.source.strip() for c in source
                  if c.cell_type == "code" and c.source.strip() not in gated]
     assert [c.source.strip() for c in ours if c.cell_type == "code"] == kept_code
-    untouched = [c.source for c in source
+    values = student.glued_values(py.with_suffix(".ipynb"))
+    figures = student.figure_names("\n".join(c.source for c in source
+                                             if c.cell_type == "markdown"))
+    untouched = [student.plain_markdown(c.source, values, figures) for c in source
                  if c.cell_type == "markdown" and "solution" not in c.source]
     ours_md = [c.source for c in ours if c.cell_type == "markdown"]
     assert all(md in ours_md for md in untouched)
-    # up to the first exercise, the edition is the chapter, cell for cell
+    # the front page first; then, up to the first exercise, the chapter cell for cell
+    assert ours[0].source.startswith("# ") and student.NOTE in ours[0].source
     first = next(i for i, c in enumerate(source) if "{exercise}" in c.source)
-    assert [c.source for c in ours[:first]] == [c.source for c in source[:first]]
+    assert [c.cell_type for c in ours[1:first + 1]] == [c.cell_type for c in source[:first]]
+    assert [c.source for c in ours[1:first + 1] if c.cell_type == "code"] == \
+        [c.source for c in source[:first] if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("py", SOURCES, ids=IDS)
+def test_edition_reads_without_the_books_renderer(py):
+    """No MyST left for plain Jupyter to show raw: no glued value, included code, directive
+    fence or role; stable cell ids."""
+    nb = student.edition(py)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    raw = re.findall(r"\{glue|\{literalinclude|^(?:`{3,}|:{3,})\{[\w:-]+\}|\{[a-z:]+\}`",
+                     text, re.M)
+    assert not raw, raw[:5]
+    assert [c["id"] for c in nb.cells] == [c["id"] for c in student.edition(py).cells]
+    assert len({c["id"] for c in nb.cells}) == len(nb.cells)
+    nbformat.validate(nb)
+
+
+def test_plain_markdown_writes_out_what_the_renderer_would():
+    text = ("Rho is {glue:text}`rho:.2f` ({cite}`nguyen2025sotdd`), see {numref}`fig-a`.\n"
+            "```{exercise} Predict\n:label: ex\n\nWhat is {glue:text}`n`?\n```\n"
+            "```{glue:figure} fig\n:name: fig-a\n\n**A title.** More.\n```")
+    figures = student.figure_names(text)
+    out = student.plain_markdown(text, {"rho": "0.4567", "n": "12"}, figures)
+    assert out.startswith("Rho is 0.46 (Nguyen et al., 2025), see the figure “A title.”.")
+    assert "#### Exercise: Predict" in out and "What is 12?" in out
+    assert "{" not in out
 
 
 def test_an_unclosed_gated_solution_is_refused(tmp_path):
@@ -99,3 +130,27 @@ def test_edition_runs_in_quick_mode_up_to_the_first_exercise(tmp_path):
     executed = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
     assert not re.search(r"\{solution", "\n".join(c.source for c in executed.cells))
+
+
+CHAPTERS = notebooks.chapters()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
+def test_every_edition_runs_from_its_own_folder(chapter, tmp_path):
+    """What a student gets: ``make student``'s folder, run top to bottom in quick mode with
+    the folder as working directory (the chapter's own folder is not there to lean on)."""
+    import papermill
+
+    from icml25.common import numerics
+
+    numerics.pin_process()
+    written = student.write([chapter], out=tmp_path)
+    folder = tmp_path / chapter.name
+    assert {p.name for p in folder.iterdir()} >= {p.name for p in written} | {
+        name for name in student.BESIDE if (chapter.path / name).exists()}
+    for nb in written:
+        papermill.execute_notebook(str(nb), str(nb.with_suffix(".out.ipynb")),
+                                   parameters={"mode": "quick"}, kernel_name="python3",
+                                   cwd=str(folder), progress_bar=False, log_output=False,
+                                   execution_timeout=600)

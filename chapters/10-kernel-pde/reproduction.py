@@ -348,11 +348,12 @@ def best_within(points, limit):
 def time_to(points, level):
     r"""CPU seconds a method takes to reach test error `level`, read continuously.
 
-    Along the front $e^*(t) = \min_{t_i \le t} e_i$ of its (seconds, error) points, the
-    first point at or below the level is $(t_j, e^*_j)$; between it and the point before,
-    $\log e^*$ is read linear in $\log t$ (a power law on that stretch), so the time moves
-    with every measured time, where "within the budget or not" moves only when a time
-    crosses it. Infinite if the method never reaches the level.
+    Along the front $e^*(t) = \min_{t_i \le t} e_i$ of its (seconds, error)
+    points, the first point at or below the level is $(t_j, e^*_j)$; between it
+    and the point before, $\log e^*$ is read linear in $\log t$ (a power law on
+    that stretch), so the time moves with every measured time, where "within the
+    budget or not" moves only when a time crosses it. Infinite if the method never
+    reaches the level.
     """
     pts = sorted(points)
     t = np.array([p[0] for p in pts], float)
@@ -426,9 +427,10 @@ sks_gn_best = best_within(points["SKS"], budget)
 sks_adam_best = best_within(points["SKS, Adam"], budget)
 sks_best = min(sks_gn_best, sks_adam_best)
 ours_best = best_within(points["Newton-Kronecker"], budget)
-# the same question asked of the clock: the time to reach the dense solver's least error,
-# over its time; below 1 exactly when the error within the budget is lower
-sks_time = min(time_to(points["SKS"], daks_best), time_to(points["SKS, Adam"], daks_best))
+# the same question asked of the clock: the time to reach the dense solver's least
+# error, over its time; below 1 exactly when the error within the budget is lower
+sks_time = min(time_to(points["SKS"], daks_best),
+               time_to(points["SKS, Adam"], daks_best))
 ours_time = time_to(points["Newton-Kronecker"], daks_best)
 released_within = [
     t["grid"] for t in timings if np.isfinite(scale) and t["seconds"] * scale <= budget

@@ -835,7 +835,7 @@ book.show_figure(fig, "fig_transfer")
 # should be; the verdict pooled over seeds, each with fresh draws, is the safer one. And the
 # gain depends on the fine-tuning (here a penalty of fixed strength): s-OTDD sees the
 # datasets, not the learner.
-
+#
 # ## 8. Data augmentation
 #
 # The abstract's last words: s-OTDD also correlates with "classification accuracy in data
@@ -884,7 +884,8 @@ for k in range(size.n_policies):
                            seed=run.seed_of(f"augmentation-projections-{k}")),
                      otdd_exact(Xa, ya, Xt_aug, yt_aug)))
 aug = np.array(aug_rows)
-rho_aug = spearman_bootstrap(aug[:, 3], aug[:, 2], seed=run.seed_of("augmentation-bootstrap"))
+rho_aug = spearman_bootstrap(aug[:, 3], aug[:, 2],
+                             seed=run.seed_of("augmentation-bootstrap"))
 rho_aug_otdd = stats.spearmanr(aug[:, 4], aug[:, 2]).statistic
 rho_aug_distances = stats.spearmanr(aug[:, 3], aug[:, 4]).statistic
 book.glue(n_aug_source=size.n_aug_source, n_aug_test=len(aug_test),
@@ -900,9 +901,9 @@ for b, c, acc, d_s, d_e in sorted(aug_rows, key=lambda r: r[3]):
 book.claim(
     "augmentation-accuracy", rho_aug.value, interval=rho_aug.interval,
     shown={"exact OTDD": rho_aug_otdd, "s-OTDD with exact OTDD": rho_aug_distances},
-    note="Spearman over the policies; interval: bootstrap over the policies; the paper "
-    "reports -0.74 for s-OTDD and -0.70 for exact OTDD on its 15 runs (a figure read in a "
-    "summary of the paper, not in its tables)",
+    note="Spearman over the policies; interval: bootstrap over the policies; the "
+    "paper reports -0.74 for s-OTDD and -0.70 for exact OTDD on its 15 runs (a figure "
+    "read in a summary of the paper, not in its tables)",
 )
 
 # %% tags=["hide-input", "remove-output"]

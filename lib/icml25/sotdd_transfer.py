@@ -289,9 +289,10 @@ def pretrain_features(X, y, *, hidden: int = 64, seed: int = 0, max_iter: int = 
     if not np.all(np.isfinite(X)):
         raise ValueError("pretrain_features needs finite X")
     hidden = check_int(hidden, "hidden", minimum=1)
-    net = MLPClassifier(hidden_layer_sizes=(hidden,), max_iter=check_int(max_iter, "max_iter",
-                                                                            minimum=1),
-                        random_state=check_int(seed, "seed", minimum=0))
+    # scikit-learn takes a 32-bit seed: the book's 64-bit seeds pass through a SeedSequence
+    state = int(np.random.SeedSequence(check_int(seed, "seed", minimum=0)).generate_state(1)[0])
+    net = MLPClassifier(hidden_layer_sizes=(hidden,), random_state=state,
+                        max_iter=check_int(max_iter, "max_iter", minimum=1))
     with warnings.catch_warnings():  # a fixed budget of epochs, converged or not
         warnings.simplefilter("ignore", ConvergenceWarning)
         net.fit(X, y)

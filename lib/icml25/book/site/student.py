@@ -11,11 +11,22 @@ An edition is the notebook's source with, for every exercise,
 
 Everything else (prose, code, parameters, tags) is kept as it is, so the edition runs like the
 chapter up to its first exercise. Outputs are left out: a student runs the notebook.
+
+An edition reads in plain Jupyter or VS Code, without the book's renderer
+(:func:`plain_markdown`): glued values are written as the text of the book's published run,
+included code is written out, directives become headings and paragraphs, citations author and
+year. The chapter's front page opens it, and its cells have stable ids.
+
+Beside the editions go the files a chapter's notebooks need from their own folder
+(:data:`BESIDE`: the chapter's shared module ``_chapter.py`` and its ``claims.toml``, which
+``book.claim`` reads), so an edition runs from the folder it is written to.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -25,6 +36,8 @@ from icml25.common import paths
 
 OUT = paths.BUILD / "student"
 TAG = "student"
+#: Files of a chapter's folder that its notebooks read from where they run.
+BESIDE = ("_chapter.py", "claims.toml")
 _OPEN = re.compile(r"^(`{3,}|:{3,})\{(solution|solution-start)\}\s*(\S*)")
 _END = re.compile(r"^(`{3,}|:{3,})\{solution-end\}")
 
@@ -106,18 +119,217 @@ def edition(py: Path) -> nbformat.NotebookNode:
             cells += _placeholder(label)
     if state["gated"]:
         raise ValueError(f"{paths.relative(py)}: a {{solution-start}} has no {{solution-end}}")
-    nb.cells = cells
+    values = glued_values(py.with_suffix(".ipynb"))
+    figures = figure_names("\n".join(c.source for c in cells if c.cell_type == "markdown"))
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            cell.source = plain_markdown(cell.source, values, figures)
+    index = py.parent / "index.md"
+    front = plain_markdown(index.read_text(), {}, figures) if index.exists() else ""
+    nb.cells = [nbformat.v4.new_markdown_cell(front + "\n\n" + NOTE)] + cells
+    for i, cell in enumerate(nb.cells):  # stable ids: the same edition, the same cells
+        cell["id"] = f"{py.stem}-{i:03d}"
+    nb.nbformat, nb.nbformat_minor = 4, max(nb.get("nbformat_minor", 5), 5)
     nb.metadata["icml25_student_edition"] = {"source": paths.relative(py)}
     return nb
+
+
+#: What opens every edition, under the chapter's front page.
+NOTE = ("*Student edition.* The solutions are left out: each exercise has a cell for yours. "
+        "The numbers in the text are those of the book's published run (book mode, seed 0). "
+        "Set `mode = \"quick\"` in the parameters cell for a run of seconds: its numbers "
+        "and verdicts are not the book's, which pool several seeds at full size.")
 
 
 def write(chapters: list[notebooks.Chapter] | None = None, out: Path = OUT) -> list[Path]:
     """Write the editions of ``chapters`` (default: all) under ``out``; return their paths."""
     written = []
     for chapter in chapters if chapters is not None else notebooks.chapters():
+        folder = out / chapter.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in BESIDE:
+            if (chapter.path / name).exists():
+                shutil.copy2(chapter.path / name, folder / name)
         for py in chapter.notebooks:
-            target = out / chapter.name / f"{py.stem}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = folder / f"{py.stem}.ipynb"
             nbformat.write(edition(py), target)
             written.append(target)
     return written
+
+
+# --- editions that read in plain Jupyter --------------------------------------------------
+
+_ROLE = re.compile(r"\{(glue:text|glue|cite|cite:p|cite:t|numref|doc|ref|term|eq|math|claim)\}"
+                   r"`([^`]*)`")
+_FENCE_OPEN = re.compile(r"^(`{3,}|:{3,})\{([\w:-]+)\}\s*(.*)$")
+_TITLES = {"prf:definition": "Definition", "prf:algorithm": "Algorithm",
+           "prf:theorem": "Theorem", "prf:lemma": "Lemma", "important": "Important",
+           "note": "Note", "warning": "Warning", "tip": "Tip", "admonition": ""}
+
+
+def glued_values(executed: Path) -> dict[str, str]:
+    """The values a published notebook glued, by name, as their plain text (``text/plain``,
+    or Markdown for ``glue(..., markdown=True)``)."""
+    if not executed.exists():
+        return {}
+    values = {}
+    for cell in nbformat.read(executed, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            meta = out.get("metadata", {}).get("scrapbook")
+            if not meta:
+                continue
+            data = out.get("data", {})
+            prefix = meta.get("mime_prefix", "")
+            text = data.get(prefix + "text/markdown") or data.get(prefix + "text/plain")
+            if text is not None:
+                values[meta["name"]] = text
+    return values
+
+
+def _format_glued(text: str, spec: str) -> str:
+    import ast
+
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    if not spec:
+        return str(value)
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@functools.lru_cache(maxsize=1)
+def _bibliography() -> dict[str, str]:
+    """``key -> "Author et al., year"`` from the book's ``references.bib``."""
+    bib = paths.BOOK / "references.bib"
+    found = {}
+    text = bib.read_text() if bib.exists() else ""
+    for key, body in re.findall(r"@\w+\{([^,\s]+),(.*?)\n\}", text, re.S):
+        authors = re.search(r"author\s*=\s*\{(.*?)\}\s*,?\s*\n", body, re.S)
+        year = re.search(r"year\s*=\s*\{?(\d{4})", body)
+        names = [a.strip() for a in (authors.group(1) if authors else "").split(" and ")]
+        first = names[0].split(",")[0].strip("{} ") if names and names[0] else key
+        first = re.sub(r"[{}\\`'\"]", "", first)
+        who = first + (" et al." if len(names) > 2 else
+                       f" and {re.sub(r'[{}]', '', names[1].split(',')[0]).strip()}"
+                       if len(names) == 2 else "")
+        found[key] = f"{who}, {year.group(1) if year else 'n.d.'}"
+    return found
+
+
+def _roles(text: str, values: dict, figures: dict) -> str:
+    def one(m: re.Match) -> str:
+        role, body = m.groups()
+        if role in ("glue:text", "glue"):
+            name, _, spec = body.partition(":")
+            if name not in values:
+                return f"`{name}`"
+            return _format_glued(values[name], spec)
+        if role.startswith("cite"):
+            bib = _bibliography()
+            cited = "; ".join(bib.get(k.strip(), k.strip()) for k in body.split(","))
+            inside = m.start() > 0 and m.string[m.start() - 1] == "("  # "({cite}`x`)"
+            return cited if inside else f"({cited})"
+        if role == "numref":
+            label = re.sub(r".*<(.*)>", r"\1", body)
+            return _roles(figures.get(label, f"the figure “{label}”"), values, {})
+        if role in ("doc", "ref"):
+            shown = re.match(r"(.*?)\s*<.*>$", body)
+            return shown.group(1) if shown else f"the {body.strip('/').split('/')[-1]} notebook"
+        if role == "math":
+            return f"${body}$"
+        return f"`{body}`" if role == "claim" else body
+
+    return _ROLE.sub(one, text)
+
+
+def _literal(path: str, options: dict) -> str:
+    """The code a ``{literalinclude}`` shows: the file, or one of its objects."""
+    import ast
+
+    file = paths.ROOT / path.lstrip("/")
+    source = file.read_text()
+    obj = options.get("pyobject")
+    if obj:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and node.name == obj.split(".")[-1]:
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                source = "\n".join(source.splitlines()[start - 1:node.end_lineno])
+                break
+    return f"```{options.get('language', 'python')}\n{source.rstrip()}\n```"
+
+
+def plain_markdown(text: str, values: dict, figures: dict | None = None) -> str:
+    """A Markdown cell of the book (MyST) as plain Markdown, for Jupyter or VS Code: glued
+    values written as text (the book's published run), included code written out,
+    directives as headings and paragraphs, citations as author and year."""
+    figures = figures or {}
+    lines, out, i = text.splitlines(), [], 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i].strip())
+        if not m:
+            out.append(_roles(lines[i], values, figures))
+            i += 1
+            continue
+        fence, name, arg = m.groups()
+        i += 1
+        options, body, depth = {}, [], 0
+        while i < len(lines) and lines[i].strip().startswith(":") and \
+                re.match(r"^:[\w-]+:", lines[i].strip()):
+            key, _, value = lines[i].strip()[1:].partition(":")
+            options[key] = value.strip()
+            i += 1
+        while i < len(lines):
+            stripped = lines[i].strip()
+            if stripped == fence and depth == 0:
+                i += 1
+                break
+            inner = _FENCE_OPEN.match(stripped)
+            if inner and inner.group(1) == fence:
+                depth += 1
+            elif stripped == fence:
+                depth -= 1
+            body.append(lines[i])
+            i += 1
+        inner_text = plain_markdown("\n".join(body), values, figures).strip()
+        arg = _roles(arg, values, figures)
+        if name == "literalinclude":
+            block = _literal(arg, options)
+            caption = options.get("caption")
+            out += ([f"*{_roles(caption, values, figures)}*", ""] if caption else []) + [block]
+        elif name == "glue:figure":
+            out.append(f"*Figure (drawn by the code above).* {inner_text}".strip())
+        elif name == "glue:md":
+            out.append(values.get(arg, f"`{arg}`"))
+        elif name == "exercise":
+            out += [f"#### Exercise: {arg}".rstrip(": "), "", inner_text]
+        elif name == "dropdown":
+            out += [f"**{arg}**" if arg else "", "", inner_text]
+        elif name in _TITLES:
+            title = _TITLES[name] + (f" ({arg})" if arg and _TITLES[name] else arg)
+            out += [f"**{title}.** " + inner_text if title else inner_text]
+        elif name in ("math",):
+            out.append(f"$$\n{inner_text}\n$$")
+        elif name in ("include",):
+            continue
+        else:  # any other directive: its text, unadorned
+            out += [f"**{arg}**" if arg else "", inner_text]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+
+
+def figure_names(text: str) -> dict[str, str]:
+    """``label -> 'the figure “title”'`` for the figures of a notebook's Markdown, the title
+    being the caption's first bold sentence."""
+    found = {}
+    for m in re.finditer(r"\{glue:figure\}[^\n]*\n((?::[^\n]*\n)*)\s*\n?(.*?)(?:```|:::)",
+                         text, re.S):
+        name = re.search(r":name:\s*(\S+)", m.group(1))
+        title = re.search(r"\*\*(.+?)\*\*", m.group(2), re.S)
+        if name:
+            found[name.group(1)] = (f"the figure “{' '.join(title.group(1).split())}”"
+                                    if title else "the figure below")
+    return found
