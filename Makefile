@@ -11,7 +11,7 @@ SEEDS ?= 5
 SCHEDULER ?= $(ICML25_SCHEDULER)
 SCHED := $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-.PHONY: help setup book html run quick paper status ledger robustness student lab scheduler worker clean-sources test test-fast bench clean
+.PHONY: help setup book html run quick paper status ledger robustness student grade lab scheduler worker clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
@@ -22,6 +22,7 @@ help:
 	@echo "make status               stale or fresh, durations and budgets, claims"
 	@echo "make bench                time the kernels beside their peers; writes the Performance page"
 	@echo "make student              student editions (no solutions) under _build/student/"
+	@echo "make grade NOTEBOOK=F     grade a student's edition against the solutions (quick mode)"
 	@echo "make lab CHAPTER=11       open chapter 11 in JupyterLab with the project's kernel"
 	@echo "make scheduler            start a Dask scheduler here (tcp://THIS-HOST:8786)"
 	@echo "make worker SCHEDULER=tcp://HOST:8786  serve it JOBS single-threaded workers"
@@ -78,6 +79,10 @@ worker: $(STAMP)
 
 student: $(STAMP)
 	$(PY) -m icml25.book student $(filter-out all,$(CHAPTER))
+
+grade: $(STAMP)
+	@test -n "$(NOTEBOOK)" || { echo "make grade NOTEBOOK=path/to/edition.ipynb"; exit 2; }
+	$(PY) -m icml25.book grade $(NOTEBOOK)
 
 # JupyterLab lives in its own environment (.venv-lab): installed into .venv, its dependencies
 # (jsonschema's format checkers) would add seconds to every notebook's start. Its "python3"

@@ -150,3 +150,22 @@ def test_a_summary_names_a_claim_by_its_verdict_badge():
                      "{bdg-danger}`does not hold`.")
     with pytest.raises(KeyError, match="no such claim"):
         claim_badges("{claim}`nope`", {"near-linear": "holds"})
+
+
+def test_the_syllabus_plans_every_session_from_the_chapters():
+    from icml25.book.run import notebooks
+    from icml25.book.site import landing, ledger
+
+    chapters = notebooks.chapters()
+    counts = {c.name: ledger.counts(c) for c in chapters}
+    text = landing.syllabus(chapters, counts)
+    for title, _, numbers in landing.MODULES:
+        assert f"### {title}" in text
+        block = text.split(f"### {title}")[1].split("### ")[0]
+        assert block.count("**Session ") == len(numbers)
+        for part in ("*Before (pre-reading", "*Live demo", "*In class", "*Discussion",
+                     "*Homework:*", "*Outcomes:*"):
+            assert block.count(part) == len(numbers), (title, part)
+    assert "none declared" not in text, "a session without an exercise to set"
+    assert (paths.BOOK / "_syllabus.md").read_text().strip().endswith(text.strip())
+    assert "book/syllabus" in (paths.ROOT / "_toc.yml").read_text()

@@ -154,3 +154,42 @@ def test_every_edition_runs_from_its_own_folder(chapter, tmp_path):
                                    parameters={"mode": "quick"}, kernel_name="python3",
                                    cwd=str(folder), progress_bar=False, log_output=False,
                                    execution_timeout=600)
+
+
+def _solutions(py):
+    """``{label: code}``: each gated solution's code cells, joined, as a student might write
+    them."""
+    code, label = {}, None
+    for cell in notebooks.read_source(py).cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                start = student._OPEN.match(line)
+                if start and start.group(2) == "solution-start":
+                    label = start.group(3)
+                elif student._END.match(line):
+                    label = None
+        elif label:
+            code[label] = code.get(label, "") + cell.source + "\n"
+    return code
+
+
+@pytest.mark.slow
+def test_grading_tells_a_solved_edition_from_an_unsolved_one(tmp_path):
+    py = next(c for c in notebooks.chapters() if c.name.startswith("01-")).path / "method.py"
+    assert set(student.answers(py)) and all(student.answers(py).values())
+    unsolved = student.write([next(c for c in notebooks.chapters()
+                                   if c.name.startswith("01-"))], out=tmp_path)[0]
+    solved_nb = nbformat.read(unsolved, as_version=4)
+    code, pending = _solutions(py), None
+    for cell in solved_nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("**Your solution**"):
+            pending = re.search(r"exercise `([^`]+)`", cell.source).group(1)
+        elif student.TAG in cell.metadata.get("tags", []) and pending in code:
+            cell.source = code[pending]
+    solved = unsolved.with_name("method.solved.ipynb")
+    nbformat.write(solved_nb, solved)
+    right = student.grade(solved)
+    wrong = student.grade(unsolved)
+    assert right and all(r[-1] for r in right), right
+    assert wrong and not any(r[-1] for r in wrong), wrong
+    assert [r[1] for r in right] == [r[1] for r in wrong]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from icml25.book.claims import VERDICTS
 from icml25.book.params import MODES, ParameterError, parse_overrides
@@ -233,6 +234,23 @@ def cmd_student(args) -> int:
     return 0
 
 
+def cmd_grade(args) -> int:
+    """A student's edition graded against the chapter's solutions (run the same way)."""
+    from icml25.book.site import student
+    from icml25.book.tables import markdown_table
+
+    rows = student.grade(Path(args.notebook), mode=args.mode, rtol=args.rtol)
+    if not rows:
+        print("no named answer to grade in this chapter notebook")
+        return 1
+    print(markdown_table(["exercise", "answer", "expected", "yours", "correct"],
+                         [[lab, f"`{n}`", e, "-" if g is None else g, "yes" if ok else "no"]
+                          for lab, n, e, g, ok in rows]))
+    right = sum(r[-1] for r in rows)
+    print(f"\n{right} of {len(rows)} answers correct")
+    return 0 if right == len(rows) else 1
+
+
 def cmd_pdf(args) -> int:
     from icml25.book.site import printing
 
@@ -357,6 +375,13 @@ def parser() -> argparse.ArgumentParser:
                          "under _build/student/")
     stu.add_argument("chapters", nargs="*", help="numbers or names (default: all)")
     stu.set_defaults(func=cmd_student)
+    gra = sub.add_parser("grade", help="grade a student's edition: run it and the chapter's "
+                         "solutions the same way and compare the named answers")
+    gra.add_argument("notebook", help="the student's notebook (as make student wrote it)")
+    gra.add_argument("--mode", default="quick", choices=("quick", "book"))
+    gra.add_argument("--rtol", type=float, default=0.01,
+                     help="relative tolerance for numbers (default 0.01)")
+    gra.set_defaults(func=cmd_grade)
 
     pdf = sub.add_parser("pdf", help="print each chapter's built pages into "
                          "_build/html/_pdf/NN-name.pdf (needs the built book and Chromium)")

@@ -169,6 +169,7 @@ def page(chapters: list[notebooks.Chapter], counts: dict[str, dict],
             files[CARDS / f"{chapter.name[:2]}.png"] = thumb
     files[paths.BOOK / "_course.md"] = f"{HEADER}\n\n{course_table(chapters, counts)}\n"
     files[paths.BOOK / "_teaching.md"] = f"{HEADER}\n\n{teaching_list(chapters)}\n"
+    files[paths.BOOK / "_syllabus.md"] = f"{HEADER}\n\n{syllabus(chapters, counts)}\n"
     files[paths.BOOK / "_landing.md"] = "\n".join([
         HEADER, "", headline, "", ":::::{grid} 1 1 2 2", ":gutter: 3", "", "\n\n".join(cards), ":::::", ""])
     return files
@@ -229,3 +230,62 @@ def course_table(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> 
         ])
     return markdown_table(["chapter", "prerequisites", "reading", "book run",
                            "exercises", "worked solutions that run"], rows)
+
+
+#: The syllabus's module plans: a title, who it is for, and its chapters in teaching order
+#: (one 90-minute session each).
+MODULES = (
+    ("Testing, estimating and sampling with guarantees", "a statistics or causal-inference "
+     "course (graduate)", ("04", "08", "13")),
+    ("Algorithms that learn from advice and from play", "an algorithms or online-learning "
+     "course (graduate)", ("01", "12", "14", "15")),
+    ("Deep learning under scrutiny", "a three-week graduate module, two sessions a week",
+     ("07", "03", "05", "16", "09", "18")),
+)
+
+
+def _session(chapter: notebooks.Chapter, counts: dict, number: int) -> list[str]:
+    f = fields(chapter)
+    found = [e for e in exercises(chapter) if e["minutes"]]
+    rank = {"easy": 0, "medium": 1, "hard": 2}
+    in_class = min(found, key=lambda e: (rank.get(e["level"], 3), e["minutes"]), default=None)
+    homework = [e for e in found if e is not in_class and e["level"] in ("medium", "hard")]
+    home = max(homework, key=lambda e: (e["worked"], e["minutes"]), default=None)
+
+    def named(e):
+        return (f"“{e['title']}” ({e['notebook']}, {e['level']}, about {e['minutes']} min)"
+                if e else "none declared")
+
+    link = f"[{f['title'] or chapter.name}](/chapters/{chapter.name}/index)"
+    return [
+        f"**Session {number}: {link}.**",
+        "",
+        f"- *Before (pre-reading, about {reading_minutes(chapter)} min):* the front page and "
+        f"the method notebook. Prerequisites: {f['prerequisites'] or '-'}",
+        "- *Live demo (25 min):* the method notebook in quick mode; change one size and "
+        "re-run a cell; then the reproduction's first figure in quick mode.",
+        f"- *In class (20 min):* {named(in_class)}; predict first, then run.",
+        f"- *Discussion (15 min):* the verdicts. {counts.get('lead', '')} Which of them "
+        "would survive the paper's scale, and why?",
+        f"- *Homework:* {named(home)}; graded with `make grade NOTEBOOK=...` on the student "
+        "edition (`make student`).",
+        f"- *Outcomes:* {f['teaches'] or '-'}",
+        "",
+    ]
+
+
+def syllabus(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:
+    """Ready module plans, generated from the chapters: per session (one chapter, 90
+    minutes) the pre-reading, the live demo, an in-class exercise, the discussion of the
+    verdicts, the homework and the outcomes (:data:`MODULES`)."""
+    by_number = {c.name[:2]: c for c in chapters}
+    out = []
+    for title, audience, numbers in MODULES:
+        present = [by_number[n] for n in numbers if n in by_number]
+        if not present:
+            continue
+        out += [f"### {title}", "", f"*For {audience}: {len(present)} sessions of 90 "
+                "minutes.*", ""]
+        for i, chapter in enumerate(present, 1):
+            out += _session(chapter, counts[chapter.name], i)
+    return "\n".join(out).rstrip()

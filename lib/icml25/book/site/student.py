@@ -333,3 +333,105 @@ def figure_names(text: str) -> dict[str, str]:
             found[name.group(1)] = (f"the figure “{' '.join(title.group(1).split())}”"
                                     if title else "the figure below")
     return found
+
+
+# --- answers that can be checked ---------------------------------------------------------
+
+def answers(py: Path) -> dict[str, list[str]]:
+    """The named answers of a chapter notebook's exercises: ``{label: [glued names]}``, the
+    values its solutions glue (figures, named ``fig_*``, are not answers)."""
+    import ast
+
+    found, label, inside = {}, None, False
+    for cell in notebooks.read_source(py).cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                start = _OPEN.match(line)
+                if start and start.group(2) == "solution-start":
+                    label, inside = start.group(3), True
+                elif _END.match(line):
+                    inside = False
+            continue
+        if not inside:
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "glue":
+                names = [k.arg for k in node.keywords if k.arg and k.arg != "markdown"]
+                if node.args and isinstance(node.args[0], ast.Constant):
+                    names.append(node.args[0].value)
+                found.setdefault(label, []).extend(n for n in names
+                                                   if not n.startswith("fig"))
+    return {k: v for k, v in found.items() if v}
+
+
+def _execute(nb_path: Path, cwd: Path, mode: str) -> dict[str, str]:
+    """Run a notebook in ``mode`` from ``cwd`` (errors allowed: a student's cell may fail)
+    and return what it glued."""
+    import tempfile
+
+    import papermill
+
+    from icml25.common import numerics
+
+    numerics.pin_process()
+    with tempfile.TemporaryDirectory(prefix="icml25-grade-") as tmp:
+        out = Path(tmp) / "out.ipynb"
+        try:
+            papermill.execute_notebook(str(nb_path), str(out), parameters={"mode": mode},
+                                       kernel_name="python3", cwd=str(cwd), progress_bar=False,
+                                       log_output=False, execution_timeout=900)
+        except papermill.PapermillExecutionError:
+            pass  # what ran before the failing cell still counts
+        return glued_values(out) if out.exists() else {}
+
+
+def _agree(expected: str, got: str | None, rtol: float, atol: float) -> bool:
+    import ast
+    import math
+
+    if got is None:
+        return False
+    try:
+        e, g = ast.literal_eval(expected), ast.literal_eval(got)
+    except (ValueError, SyntaxError):
+        return expected.strip() == got.strip()
+    if isinstance(e, (int, float)) and isinstance(g, (int, float)) \
+            and not isinstance(e, bool) and not isinstance(g, bool):
+        return math.isclose(e, g, rel_tol=rtol, abs_tol=atol)
+    return e == g
+
+
+def grade(submitted: Path, *, mode: str = "quick", rtol: float = 0.01,
+          atol: float = 1e-9) -> list[tuple[str, str, str, str | None, bool]]:
+    """Grade a student's edition against the chapter's solutions, run the same way.
+
+    Both the submitted notebook (from its own folder) and the chapter's notebook with its
+    solutions are executed in ``mode`` with the same seed; each named answer the solutions
+    glue is compared: numbers within ``rtol`` (relative) or ``atol``, anything else equal.
+
+    Returns
+    -------
+    list of (exercise, name, expected, got, correct)
+        ``got`` is ``None`` where the student's notebook glued no such value.
+    """
+    submitted = Path(submitted)
+    if not submitted.exists():
+        raise FileNotFoundError(f"no notebook at {submitted}")
+    meta = nbformat.read(submitted, as_version=4).metadata.get("icml25_student_edition")
+    if not meta:
+        raise ValueError(f"{submitted} is not a student edition (no icml25_student_edition "
+                         "in its metadata): grade the notebook that `make student` wrote")
+    py = paths.ROOT / meta["source"]
+    expected_nb = paths.BUILD / "grade" / py.parent.name / f"{py.stem}.solutions.ipynb"
+    expected_nb.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebooks.read_source(py), expected_nb)
+    expected = _execute(expected_nb, py.parent, mode)
+    got = _execute(submitted, submitted.parent, mode)
+    rows = []
+    for label, names in answers(py).items():
+        for name in names:
+            if name not in expected:  # the solution did not reach it in this mode
+                continue
+            rows.append((label, name, expected[name], got.get(name),
+                         _agree(expected[name], got.get(name), rtol, atol)))
+    return rows
