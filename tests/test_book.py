@@ -68,7 +68,7 @@ def server(build):
 
 
 PAGES = ["index.html", "book/intro.html", "book/reexecute.html", "book/teaching.html",
-         "book/syllabus.html",
+         "book/syllabus.html", "book/primer.html",
          "book/claims.html", "book/performance.html", "book/glossary.html",
          "book/references.html"]
 
