@@ -284,3 +284,36 @@ def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     front = (HTML / "chapters" / "11-sotdd" / "index.html").read_text()
     assert "Run this chapter" in front and "CHAPTER=11" in front  # code splits at spaces
     assert "../../_downloads/icml25-book.zip" in front
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is installed by .ci/run")
+def test_the_ledger_fits_its_page_and_filters(server):
+    """The claims ledger at a desktop's and a phone's width: nothing wider than its column or
+    the screen, no revision history in its text, the chapters' tests folded, the filter
+    showing only what it is asked for."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        for width in (1400, 390):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url
+                       else r.abort())
+            page.goto(f"{server}/book/claims.html", wait_until="load")
+            wide = page.evaluate(
+                "Array.from(document.querySelectorAll('main table, main details, main p, "
+                "main li')).filter(e => e.scrollWidth > e.clientWidth + 2"
+                " && e.getBoundingClientRect().width > 0).map(e => e.innerText.slice(0, 60))")
+            assert not wide, (width, wide[:5])
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 2, width
+            text = page.inner_text("main")
+            assert "->" not in text and "replaces" not in text, width
+            chapters = page.locator("details.ledger-chapter")
+            assert chapters.count() == 19
+            assert page.locator("details.ledger-chapter[open]").count() == 0  # folded
+            page.select_option("select[data-filter=verdict]", "does-not-hold")
+            shown = page.evaluate("Array.from(document.querySelectorAll('.ledger-test'))"
+                                  ".filter(e => !e.hidden).map(e => e.className)")
+            assert shown and all("verdict-does-not-hold" in c for c in shown)
+            page.close()
+        browser.close()

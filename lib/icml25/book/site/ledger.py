@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +26,7 @@ from icml25.book import declarations, headline, pooling
 from icml25.book.claims import Claim, format_measured
 from icml25.book.run import notebooks, robustness
 from icml25.book.run.staleness import state
-from icml25.book.site.generated import BADGES, HEADER, badge
-from icml25.book.tables import markdown_table
+from icml25.book.site.generated import HEADER, badge, headline_strip
 from icml25.common import paths
 
 JSON_FILE = paths.BOOK / "_static" / "claims.json"
@@ -221,28 +221,62 @@ def _paper_words(row: Row) -> str:
     return row.published.paper + (" (†)" if unchecked else "")
 
 
-def _table(chapter_rows: list[Row], kind: str) -> str | None:
-    chosen = [r for r in chapter_rows if r.kind == kind]
-    if not chosen:
-        return None
-    body = [[badge(r.verdict), r.fidelity, r.published.statement, _ours(r), _paper_words(r),
-             r.seeds_line(), "; ".join(x for x in (r.fidelity_text(), r.history_text(),
-                                                   r.published.note) if x)]
-            for r in chosen]
-    what = "claim (as checked here)" if kind == "claim" else "check (holds by construction)"
-    return markdown_table(["verdict", "fidelity", what, "ours (pooled [95% interval])", "paper",
-                           "seeds", "note"], body)
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _tables(chapter_rows: list[Row], heading: str) -> list[str]:
-    out = [_table(chapter_rows, "claim") or "No executed claims yet.", ""]
-    checks = _table(chapter_rows, "check")
+def _one_line(text: str) -> str:
+    """A statement fit for a dropdown's title: one line, no fence-breaking colons first."""
+    return " ".join(str(text).split())
+
+
+def _test_item(r: Row, chapter: str) -> list[str]:
+    """One test as one line (verdict, fidelity, statement, ours) with its paper's words, seeds
+    and notes folded beneath (a sphinx-design dropdown whose classes the ledger's filter
+    reads)."""
+    label = "" if r.kind == "check" or r.fidelity == "paper" else \
+        f" {{bdg-secondary-line}}`{r.fidelity}`"
+    kind = " {bdg-light}`check`" if r.kind == "check" else ""
+    classes = (f"ledger-test verdict-{_slug(r.verdict)} fidelity-"
+               f"{'check' if r.kind == 'check' else r.fidelity} chapter-{chapter[:2]}")
+    details = [f"**Ours:** {_ours(r)}", "", f"**The paper:** {_paper_words(r)}", "",
+               f"**Seeds:** {r.seeds_line()}"]
+    if r.fidelity_text():
+        details += ["", f"**Reading:** {r.fidelity_text()}"]
+    if r.published.note:
+        details += ["", f"**Note:** {r.published.note}"]
+    return [f":::{{dropdown}} {badge(r.verdict)}{kind}{label} "
+            f"{_one_line(r.published.statement)}: **{r.pooled_text()}**",
+            f":class-container: {classes}", "", *details, ":::", ""]
+
+
+def _test_list(chapter_rows: list[Row], chapter: str) -> list[str]:
+    claims = [r for r in chapter_rows if r.kind == "claim"]
+    checks = [r for r in chapter_rows if r.kind == "check"]
+    out = []
+    for r in claims:
+        out += _test_item(r, chapter)
+    if not claims:
+        out += ["No executed claims yet.", ""]
     if checks:
-        out += [f"{heading} Checks", "",
-                "Statements that hold by construction or verify a theorem's bound: they can only "
-                "fail through a bug, so they are not counted among the paper's claims.", "",
-                checks, ""]
+        out += ["Checks: statements that hold by construction or verify a theorem's bound; "
+                "they can only fail through a bug, so they are not counted among the paper's "
+                "claims.", ""]
+        for r in checks:
+            out += _test_item(r, chapter)
     return out
+
+
+def changes(chapter_rows: list[Row]) -> list[str]:
+    """The declarations' history, for the chapter's "Changes" section: what changed in a
+    test after it was first declared, when and why (the reader's text elsewhere says only
+    what a number is)."""
+    lines = []
+    for r in chapter_rows:
+        for h in (r.declaration.history if r.declaration else ()):
+            lines.append(f"- `{r.id}` ({h.get('date', 'undated')}): {h['change']}. "
+                         f"*Why:* {h['reason']}.")
+    return lines
 
 
 def _seeds_note(chapter: notebooks.Chapter) -> list[str]:
@@ -251,9 +285,14 @@ def _seeds_note(chapter: notebooks.Chapter) -> list[str]:
 
 
 def chapter_table(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) -> str:
-    """The chapter's own tables, included by its ``index.md``."""
+    """The chapter's own list of tests, included by its ``index.md``, with its "Changes"."""
     chapter_rows = rows(chapter) if chapter_rows is None else chapter_rows
-    body = "\n".join([*_seeds_note(chapter), *_tables(chapter_rows, "###")]).rstrip("\n")
+    history = changes(chapter_rows)
+    folded = ([f"::::{{dropdown}} Changes to the declarations ({len(history)})", "",
+               "What was changed in a test after it was first declared, when and why.", "",
+               *history, "::::"] if history else [])
+    body = "\n".join([*_seeds_note(chapter), *_test_list(chapter_rows, chapter.name),
+                      *folded]).rstrip("\n")
     if any("(†)" in _paper_words(r) for r in chapter_rows):
         body += ("\n\n†: the paper's words as our notes give them; they could not be read in "
                  "the paper's own text here.")
@@ -273,8 +312,9 @@ def glance(chapter_rows: list[Row]) -> str:
                      f"({r.published.requirement()}; {r.seeds_line()}){extra}")
     checks = [r for r in chapter_rows if r.kind == "check"]
     if checks:
-        lines.append("\nChecks (hold by construction or verify a bound): " + ", ".join(
-            f"{badge(r.verdict)} {r.id}" for r in checks) + ".")
+        lines.append("\nChecks (hold by construction or verify a bound): " + "; ".join(
+            f"{badge(r.verdict)} {r.published.statement.replace('`', chr(39))}"
+            for r in checks) + ".")
     return "\n".join(lines).strip() or "No claims are checked in this chapter."
 
 
@@ -313,10 +353,6 @@ def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) ->
     }
 
 
-def _count_badge(n: int, role: str) -> str:
-    return f"{{{role}}}`{n}`" if n else "0"
-
-
 FAILING = "claims-that-do-not-hold"
 TOTAL_KEYS = ("claims", "holds", "fails", "inconclusive", "other", "other_holds", "checks",
               "checks_pass")
@@ -342,30 +378,29 @@ def _headline(total: dict) -> str:
 
 
 def _failing(all_rows: dict[str, list[Row]]) -> list[str]:
-    table = [[f"[{name[:2]}](#{name})", r.published.statement, r.pooled_text(),
-              r.published.note]
+    items = [f"- [{name[:2]}](#{name}) {r.published.statement}: **{r.pooled_text()}**"
+             + (f". {r.published.note}" if r.published.note else "")
              for name, chapter_rows in all_rows.items() for r in chapter_rows
              if r.kind == "claim" and r.fidelity == "paper" and r.verdict == "does not hold"]
-    if not table:
+    if not items:
         return []
     return [f"({FAILING})=", "## The papers' claims that do not hold", "",
-            "Gathered from the chapters below: what we measured over the seeds, and the reason "
-            "the chapter gives.", "",
-            markdown_table(["chapter", "claim", "ours (pooled)", "why"], table), ""]
+            "Gathered from the chapters below: what we measured over the seeds.", "",
+            *items, ""]
 
 
 def _others(all_rows: dict[str, list[Row]]) -> list[str]:
-    table = [[f"[{name[:2]}](#{name})", badge(r.verdict), r.fidelity, r.published.statement,
-              r.declaration.why if r.declaration else ""]
+    items = [f"- [{name[:2]}](#{name}) {badge(r.verdict)} {{bdg-secondary-line}}`{r.fidelity}` "
+             f"{r.published.statement}" + (f". *Why:* {r.declaration.why}"
+                                            if r.declaration and r.declaration.why else "")
              for name, chapter_rows in all_rows.items() for r in chapter_rows
              if r.kind == "claim" and r.fidelity != "paper"]
-    if not table:
+    if not items:
         return []
     return ["## Claims that are not the paper's as stated", "",
             "Not counted in the headline: each tests something weaker or stricter than the "
             "paper's words, our variant of the method, a proxy or an oracle, or a question the "
-            "paper does not claim.", "",
-            markdown_table(["chapter", "verdict", "fidelity", "claim", "why"], table), ""]
+            "paper does not claim.", "", *items, ""]
 
 
 def landing_headline(counts: dict[str, dict]) -> str:
@@ -381,19 +416,36 @@ def landing_headline(counts: dict[str, dict]) -> str:
 
 
 def headline_table(judged: list) -> list[str]:
-    """A chapter's headline claims: the verdict, the paper's words, the tests behind it."""
+    """A chapter's headline claims, one line each (verdict, the paper's words, the tests
+    behind it), the note and our effect beside the paper's beneath."""
     if not judged:
         return []
-    body = []
+    out = ["**The paper's headline claims**", ""]
     for j in judged:
         h = j.headline
         tests = ", ".join(f"`{i}` ({f}: {v})" for i, f, v in j.tests) or "none"
-        why = " ".join([h.untestable or h.note, *(f"{line}." for line in j.effect_lines())])
         words = f"“{h.words}”" + ("" if h.checked else " (†)")
-        body.append([badge(j.verdict), words, tests, why])
-    return ["### The paper's headline claims", "",
-            markdown_table(["verdict", "the paper's words", "tests (fidelity: verdict)",
-                            "note"], body), ""]
+        why = " ".join(x for x in [h.untestable or h.note, *(f"{e}." for e in j.effect_lines())]
+                       if x)
+        out.append(f"- {badge(j.verdict)} {words} *Tests:* {tests}."
+                   + (f" {why}" if why else ""))
+    return out + [""]
+
+
+def _filter(chapters: list[notebooks.Chapter]) -> str:
+    """The ledger's filter (static: ``book/_static/ledger.js`` hides the tests that do not
+    match and opens the chapters that hold one)."""
+    def select(name, options):
+        inner = "".join(f'<option value="{v}">{t}</option>' for v, t in options)
+        return (f'<label>{name} <select data-filter="{name.lower()}">'
+                f'<option value="">all</option>{inner}</select></label>')
+
+    verdicts = [(_slug(v), v) for v in ("holds", "does not hold", "inconclusive")]
+    fidelities = [(f, f) for f in declarations.FIDELITY_LABELS] + [("check", "check")]
+    numbers = [(ch.name[:2], ch.name[:2]) for ch in chapters]
+    return ('<div class="ledger-filter" role="group" aria-label="Filter the tests">'
+            + select("Verdict", verdicts) + select("Fidelity", fidelities)
+            + select("Chapter", numbers) + "</div>")
 
 
 def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]]) -> str:
@@ -402,19 +454,13 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
     total = _totals(counted)
     judged = {ch.name: headline.judge(ch.path, all_rows[ch.name]) for ch in chapters}
     head_counts = headline.count([j for js in judged.values() for j in js])
-    summary_rows = []
-    for ch in chapters:
-        h = headline.count(judged[ch.name])
-        summary_rows.append([
-            f"[{_title(ch)}](#{ch.name})", h["total"],
-            _count_badge(h["holds"], BADGES["holds"]),
-            _count_badge(h["does not hold"], BADGES["does not hold"]),
-            _count_badge(h["mixed"] + h["undecided"], BADGES["undecided"]),
-            h["weaker reading only"], h["untestable here"], h["untested"],
-            f"{counted[ch.name]['runtime']:.0f} s"])
+    summary = [f"- [{_title(ch)}](#{ch.name}): "
+               f"{headline_strip(headline.count(judged[ch.name]))}"
+               f" · {counted[ch.name]['runtime']:.0f} s" for ch in chapters]
     sections = []
     for chapter in chapters:
         c = counted[chapter.name]
+        tests = all_rows[chapter.name]
         sections += [
             f"({chapter.name})=",
             f"## {_title(chapter)}",
@@ -425,9 +471,12 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
             "",
             *_seeds_note(chapter),
             *headline_table(judged[chapter.name]),
-            "### The tests",
+            f"::::{{dropdown}} The tests ({len(tests)}): verdict, statement, ours",
+            f":class-container: ledger-chapter chapter-{chapter.name[:2]}",
             "",
-            *_tables(all_rows[chapter.name], "####"),
+            *_test_list(tests, chapter.name),
+            "::::",
+            "",
         ]
     lead = headline.sentence(head_counts, len(chapters)) + " " + _headline(total)
     unseeded = [ch.name[:2] for ch in chapters if robustness.read(ch) is None]
@@ -460,9 +509,9 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
         "",
         lead,
         "",
-        markdown_table(["chapter", "headline claims", "hold", "do not hold", "mixed or "
-                        "undecided", "weaker reading only", "untestable here", "untested",
-                        "runtime"], summary_rows),
+        *summary,
+        "",
+        _filter(chapters),
         "",
         *_failing(all_rows),
         *_others(all_rows),
