@@ -139,6 +139,11 @@ def test_every_page_renders_offline(server):
             )
             problems += [f"{page_path}: code wider than its column: {line[:100]!r}"
                          for line in wide]
+            kept = page.evaluate(  # the bookkeeping of a code cell is not shown
+                "Array.from(document.querySelectorAll('main pre'))"
+                ".map(e => e.innerText).filter(t => /book\\.(glue|claim)\\(/.test(t))"
+                ".map(t => t.slice(0, 80))")
+            problems += [f"{page_path}: bookkeeping shown: {t!r}" for t in kept]
             bare = page.evaluate(  # every figure numbered, captioned and described (a front-page
                 # card's thumbnail is described; its numbered figure is in the chapter)
                 "Array.from(document.querySelectorAll('main img'))"

@@ -169,3 +169,15 @@ def test_the_syllabus_plans_every_session_from_the_chapters():
     assert "none declared" not in text, "a session without an exercise to set"
     assert (paths.BOOK / "_syllabus.md").read_text().strip().endswith(text.strip())
     assert "book/syllabus" in (paths.ROOT / "_toc.yml").read_text()
+
+
+def test_pages_show_the_computation_without_its_bookkeeping():
+    from icml25.book.site.sphinx_ext import without_bookkeeping
+
+    code = ('x = f(1)\n# the claims\nbook.glue("a", x)\nbook.claim(\n    "id", x,\n)\n'
+            'for k in (1, 2):\n    book.glue(f"k{k}", k)\nprint(x)\n')
+    assert without_bookkeeping(code) == "x = f(1)\nprint(x)"
+    assert without_bookkeeping("book.glue(a=1)\nbook.claim('x', 1)") == ""
+    # a call whose value is used is computation, not bookkeeping; broken code is left alone
+    assert without_bookkeeping("y = book.glue(a=1)") == "y = book.glue(a=1)"
+    assert without_bookkeeping("def (") == "def ("

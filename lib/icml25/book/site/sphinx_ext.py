@@ -313,8 +313,70 @@ def _cut_icons(app, exception):
         weight.write(Path(app.outdir), bool(as_you_type), log=lambda message: None)
 
 
+
+#: Calls that keep the book's books (values for the prose, claims for the ledger): the page
+#: shows the computation, not its bookkeeping; the notebook keeps both.
+BOOKKEEPING = ("glue", "claim")
+
+
+def _is_bookkeeping(statement) -> bool:
+    import ast
+
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        return (isinstance(func, ast.Attribute) and func.attr in BOOKKEEPING
+                and isinstance(func.value, ast.Name) and func.value.id == "book")
+    if isinstance(statement, (ast.For, ast.If, ast.With)) and not getattr(statement,
+                                                                           "orelse", []):
+        return all(_is_bookkeeping(s) for s in statement.body)
+    return False
+
+
+def without_bookkeeping(code: str) -> str:
+    """A code cell as the page shows it: its top-level ``book.glue(...)`` and
+    ``book.claim(...)`` statements (and loops of nothing else) left out, with the comment
+    lines just above them; the code unchanged if it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    lines = code.splitlines()
+    drop = set()
+    for statement in tree.body:
+        if _is_bookkeeping(statement):
+            first = statement.lineno - 1
+            while first > 0 and lines[first - 1].lstrip().startswith("#"):
+                first -= 1  # the comment that introduces it goes with it
+            drop.update(range(first, statement.end_lineno))
+    kept = [line for i, line in enumerate(lines) if i not in drop]
+    text = "\n".join(kept)
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+def _hide_bookkeeping(app, doctree):
+    """``doctree-read``: the code cells of a notebook page without their bookkeeping; a cell
+    of nothing else shows only its output (a claim's box)."""
+    from docutils import nodes
+
+    for source in list(doctree.findall(nodes.container)):
+        if source.get("nb_element") != "cell_code_source":
+            continue
+        for block in source.findall(nodes.literal_block):
+            shown = without_bookkeeping(block.astext())
+            if shown == block.astext():
+                continue
+            if not shown.strip() or all(line.lstrip().startswith("#")
+                                        for line in shown.splitlines() if line.strip()):
+                source.parent.remove(source)
+                break
+            block.children = [nodes.Text(shown)]
+            block.rawsource = shown
+
 def setup(app):
     app.connect("source-read", _insert_generated)
+    app.connect("doctree-read", _hide_bookkeeping)
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("build-finished", _cut_icons)
     app.connect("config-inited", _buttons_follow_the_repository)
