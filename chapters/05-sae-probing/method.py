@@ -236,6 +236,40 @@ comparison.round(3)
 #
 # ## Exercises
 #
+# ```{exercise} How many latents does a text use?
+# :label: ex-sae-active
+#
+# **Level:** easy · **Time:** about 10 minutes.
+#
+# **Predict first:** on the 400 texts of the sentiment data set, how many of the
+# {glue:text}`n_latents` latents are non-zero on a typical text, and does every latent fire
+# on at least one text? Then count both on `codes`.
+# ```
+#
+# ```{solution-start} ex-sae-active
+# :class: dropdown
+# ```
+#
+# The TopK layer keeps the $k = 32$ largest pre-activations of each text, and the ReLU before
+# it can only zero some of them: at most 32 latents per text. Across texts, the active
+# latents need not cover the dictionary.
+
+# %%
+per_text = (codes > 0).sum(axis=1)
+silent = float(((codes > 0).sum(axis=0) == 0).mean())
+print(f"non-zero latents per text: {per_text.min()} to {per_text.max()}, "
+      f"mean {per_text.mean():.1f}; latents silent on all {len(codes)} texts: {silent:.0%}")
+book.glue(ex_active_max=int(per_text.max()), ex_active_mean=float(per_text.mean()),
+          ex_silent_share=silent)
+
+# %% [markdown]
+# Every text uses at most {glue:text}`ex_active_max` latents ({glue:text}`ex_active_mean:.1f`
+# on average), and {glue:text}`ex_silent_share:.0%` of the latents fire on none of these 400
+# texts: a probe that picks a few latents chooses among those this data set wakes up.
+#
+# ```{solution-end}
+# ```
+#
 # ```{exercise} Latents or raw directions?
 # :label: ex-sae-direction
 #

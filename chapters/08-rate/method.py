@@ -208,6 +208,46 @@ book.glue(pushy_bias=biased - truth["ATE"])
 #
 # ## Exercises
 #
+# ```{exercise} A rewriter without an artefact
+# :label: ex-rate-clean
+#
+# **Level:** easy · **Time:** about 10 minutes.
+#
+# `RuleRewriter("sentiment", fix_typos=0.0)` flips the sentiment and leaves the typos as they
+# are. **Predict first:** on the confounded sample above, which of the three estimates of the
+# ATT (naive, single rewrite, RATE) is exact with this rewriter, and which stays biased? Then
+# run the three and compare each with the truth.
+# ```
+#
+# ```{solution-start} ex-rate-clean
+# :class: dropdown
+# ```
+#
+# Without an artefact a rewrite *is* the counterfactual, so the single rewrite and RATE are
+# both exact. The naive contrast compares different reviews, not rewrites of the same ones,
+# so it keeps the confounding of sentiment with typos ($\phi = 0.8$ above).
+
+# %%
+clean = rate.RuleRewriter("sentiment", fix_typos=0.0)
+clean_estimates = rate.effects_from_table(table, reviews, codes, clean,
+                                          run.rng("clean-rewriter exercise"))
+clean_errors = {how: clean_estimates.estimate[(how, "ATT")] - truth["ATT"]
+                for how in ("naive", "single rewrite", "RATE")}
+for how, error in clean_errors.items():
+    print(f"{how:15s} ATT error {error:+.4f}")
+book.glue(ex_clean_naive=clean_errors["naive"],
+          ex_clean_single=clean_errors["single rewrite"],
+          ex_clean_rate=clean_errors["RATE"])
+
+# %% [markdown]
+# The single rewrite is off by {glue:text}`ex_clean_single:+.1e` and RATE by
+# {glue:text}`ex_clean_rate:+.1e`, both exact up to rounding; the naive contrast is off by
+# {glue:text}`ex_clean_naive:+.3f`. RATE's second rewrite matters only when the rewriter
+# leaves a mark of its own.
+#
+# ```{solution-end}
+# ```
+#
 # ```{exercise} Single rewrite: biases of opposite sign
 # :label: ex-rate-single
 #
