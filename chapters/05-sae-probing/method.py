@@ -258,7 +258,8 @@ comparison.round(3)
 per_text = (codes > 0).sum(axis=1)
 silent = float(((codes > 0).sum(axis=0) == 0).mean())
 print(f"non-zero latents per text: {per_text.min()} to {per_text.max()}, "
-      f"mean {per_text.mean():.1f}; latents silent on all {len(codes)} texts: {silent:.0%}")
+      f"mean {per_text.mean():.1f}; latents silent on all {len(codes)} texts: "
+      f"{silent:.0%}")
 book.glue(ex_active_max=int(per_text.max()), ex_active_mean=float(per_text.mean()),
           ex_silent_share=silent)
 

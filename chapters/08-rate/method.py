@@ -201,7 +201,6 @@ pushy_estimates = rate.effects_from_table(table, reviews, codes, pushy, rewriter
 biased = pushy_estimates.estimate[("RATE", "ATE")]
 book.glue(pushy_bias=biased - truth["ATE"])
 
-
 # %% [markdown]
 # With the lengthening rewriter RATE's ATE on the same sample is off by
 # {glue:text}`pushy_bias:+.3f`, the reward's taste for length times the share of short reviews.
@@ -238,6 +237,7 @@ for how, error in clean_errors.items():
 book.glue(ex_clean_naive=clean_errors["naive"],
           ex_clean_single=clean_errors["single rewrite"],
           ex_clean_rate=clean_errors["RATE"])
+
 
 # %% [markdown]
 # The single rewrite is off by {glue:text}`ex_clean_single:+.1e` and RATE by
