@@ -916,14 +916,16 @@ book.glue(ex_knn_gamma_2=knn_rows[2][1], ex_knn_ratio_2=knn_rows[2][2],
 # ```{solution-end}
 # ```
 #
-# ```{exercise} Where does the 2.62 come from?
+# ```{exercise} How close do instances come to the 2.62 bound?
 # :label: ex-mst-phi
 #
 # **Level:** hard · **Time:** about 30 minutes.
 #
-# $2.62 \approx (3+\sqrt5)/2 = \varphi^2$, the square of the golden ratio. Compute the worst
-# completion ratio you can find with the test suite's hypothesis strategy on random small metrics,
-# e.g. points on a line under $|x-y|$. How close to 2.62 do you get?
+# The completion step's worst-case factor is $2.62 \approx (3+\sqrt5)/2 = \varphi^2$, the
+# square of the golden ratio; the paper proves it, and this chapter does not re-derive it.
+# **Predict first:** on random small metrics, how close to the bound does the completion
+# ratio get? Then search for the worst ratio you can find with the test suite's strategy
+# (points on a line under $|x-y|$), and say what a worse instance would need.
 # ```
 #
 # ```{solution-start} ex-mst-phi

@@ -571,10 +571,10 @@ claim_on(
 # :class: dropdown
 # ```
 #
-# With 2 patches a group cannot hold both bars (four patches), so no group can see the
-# interaction and the accuracy drops towards chance, whatever the selector does. With 8
+# The first guess: with 2 patches a group cannot hold both bars (four patches), so no
+# group's logit can see the interaction, and the accuracy should fall towards chance. With 8
 # patches a group can hold both bars and more: accuracy stays high, but purity is at most
-# one half, since each group is then at least half background.
+# one half, since each group is then at least half background. The run tests the guess.
 
 # %%
 for k_ex in (0.125, 0.5):  # the same initialisation and batches for both sizes
@@ -594,7 +594,13 @@ for k_ex in (0.125, 0.5):  # the same initialisation and batches for both sizes
 
 # %% [markdown]
 # Accuracy {glue:text}`ex_k125:.3f` with groups of 2 patches and
-# {glue:text}`ex_k500:.3f` with groups of 8.
+# {glue:text}`ex_k500:.3f` with groups of 8. With groups of 2 the first guess is wrong: the
+# accuracy falls, but stays well above chance (0.5). The guess forgot where the groups come
+# from. The group generator (`SumOfParts.candidates`) attends over the *whole* image, so
+# *which* two patches it keeps already depends on both bars: the choice of the mask carries
+# part of the interaction that no 2-patch group can compute from its pixels. That is a leak
+# of the kind a self-attributing model must watch for, since the attribution then credits
+# groups for evidence that sits in their selection, not in them.
 #
 # ```{solution-end}
 # ```
