@@ -160,8 +160,8 @@ def test_the_syllabus_plans_every_session_from_the_chapters():
     counts = {c.name: ledger.counts(c) for c in chapters}
     text = landing.syllabus(chapters, counts)
     for title, _, numbers in landing.MODULES:
-        assert f"### {title}" in text
-        block = text.split(f"### {title}")[1].split("### ")[0]
+        assert f"## {title}" in text
+        block = text.split(f"## {title}")[1].split("\n## ")[0]
         assert block.count("**Session ") == len(numbers)
         for part in ("*Before (pre-reading", "*Live demo", "*In class", "*Discussion",
                      "*Homework:*", "*Outcomes:*"):
@@ -181,3 +181,6 @@ def test_pages_show_the_computation_without_its_bookkeeping():
     # a call whose value is used is computation, not bookkeeping; broken code is left alone
     assert without_bookkeeping("y = book.glue(a=1)") == "y = book.glue(a=1)"
     assert without_bookkeeping("def (") == "def ("
+    nested = ("for r in rows:\n    v = f(r)\n    book.claim(r, v)\n"
+              "def g(x):\n    book.glue(a=x)\n    return x\n")
+    assert without_bookkeeping(nested) == "for r in rows:\n    v = f(r)\ndef g(x):\n    return x"

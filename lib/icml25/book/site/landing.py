@@ -284,7 +284,7 @@ def syllabus(chapters: list[notebooks.Chapter], counts: dict[str, dict]) -> str:
         present = [by_number[n] for n in numbers if n in by_number]
         if not present:
             continue
-        out += [f"### {title}", "", f"*For {audience}: {len(present)} sessions of 90 "
+        out += [f"## {title}", "", f"*For {audience}: {len(present)} sessions of 90 "
                 "minutes.*", ""]
         for i, chapter in enumerate(present, 1):
             out += _session(chapter, counts[chapter.name], i)

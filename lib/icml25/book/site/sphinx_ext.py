@@ -333,9 +333,10 @@ def _is_bookkeeping(statement) -> bool:
 
 
 def without_bookkeeping(code: str) -> str:
-    """A code cell as the page shows it: its top-level ``book.glue(...)`` and
-    ``book.claim(...)`` statements (and loops of nothing else) left out, with the comment
-    lines just above them; the code unchanged if it does not parse."""
+    """A code cell as the page shows it: its ``book.glue(...)`` and ``book.claim(...)``
+    statements left out, at any depth (a loop or branch of nothing else goes with them, and so
+    do the comment lines just above a top-level one); the code unchanged if it does not
+    parse."""
     import ast
 
     try:
@@ -344,12 +345,23 @@ def without_bookkeeping(code: str) -> str:
         return code
     lines = code.splitlines()
     drop = set()
-    for statement in tree.body:
-        if _is_bookkeeping(statement):
-            first = statement.lineno - 1
-            while first > 0 and lines[first - 1].lstrip().startswith("#"):
-                first -= 1  # the comment that introduces it goes with it
-            drop.update(range(first, statement.end_lineno))
+
+    def visit(body, top):
+        for statement in body:
+            if _is_bookkeeping(statement):
+                first = statement.lineno - 1
+                while top and first > 0 and lines[first - 1].lstrip().startswith("#"):
+                    first -= 1  # the comment that introduces it goes with it
+                drop.update(range(first, statement.end_lineno))
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner, False)
+            for handler in getattr(statement, "handlers", []):
+                visit(handler.body, False)
+
+    visit(tree.body, True)
     kept = [line for i, line in enumerate(lines) if i not in drop]
     text = "\n".join(kept)
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
