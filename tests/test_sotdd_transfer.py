@@ -126,3 +126,57 @@ def test_scipy_check_grad_of_the_objective():
     W = fit_softmax(X, y, 2)
     grad = optimize.approx_fprime(W.ravel(), loss, 1e-7)
     assert np.abs(grad).max() < 1e-4
+
+
+def test_jitter_keeps_intensities_and_moves_by_at_most_the_shift():
+    from icml25.sotdd_transfer import jitter
+
+    rng = np.random.default_rng(0)
+    images = rng.uniform(0, 1, (50, 8, 8))
+    out = jitter(images, 0.5, 0.5, np.random.default_rng(1))
+    assert out.shape == images.shape and out.min() >= 0 and out.max() <= 1
+    # no magnitude and no shift: the images as they were (up to rounding)
+    np.testing.assert_allclose(jitter(images, 0.0, 0.0, rng, shift=0), images, atol=1e-15)
+    # a shift only moves pixels: a single bright pixel lands within one pixel of its place
+    one = np.zeros((20, 8, 8))
+    one[:, 4, 4] = 1.0
+    moved = jitter(one, 0.0, 0.0, np.random.default_rng(2), shift=1)
+    rows, cols = np.nonzero(moved.sum(axis=0))
+    assert set(rows) <= {3, 4, 5} and set(cols) <= {3, 4, 5}
+    assert np.allclose(moved.sum(axis=(1, 2)), 1.0)
+    # the same generator state, the same draw
+    np.testing.assert_array_equal(jitter(images, 0.3, 0.7, np.random.default_rng(5)),
+                                  jitter(images, 0.3, 0.7, np.random.default_rng(5)))
+
+
+@pytest.mark.parametrize("args, message", [
+    ((np.zeros((2, 8)), 0.5, 0.5), "shape"),
+    ((np.full((2, 8, 8), 2.0), 0.5, 0.5), r"\[0, 1\]"),
+    ((np.zeros((2, 8, 8)), 1.5, 0.5), "brightness"),
+    ((np.zeros((2, 8, 8)), 0.5, -0.1), "contrast"),
+])
+def test_jitter_refuses_bad_input(args, message):
+    from icml25.sotdd_transfer import jitter
+
+    with pytest.raises(ValueError, match=message):
+        jitter(*args, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="Generator"):
+        jitter(np.zeros((2, 8, 8)), 0.1, 0.1, 0)
+
+
+def test_pretrain_features_is_a_frozen_deterministic_map():
+    from icml25.sotdd_transfer import pretrain_features
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 6))
+    y = (X[:, 0] > 0).astype(int)
+    phi = pretrain_features(X, y, hidden=8, seed=3, max_iter=50)
+    F = phi(X)
+    assert F.shape == (120, 8) and F.min() >= 0
+    np.testing.assert_array_equal(F, pretrain_features(X, y, hidden=8, seed=3, max_iter=50)(X))
+    with pytest.raises(ValueError, match="6 features"):
+        phi(X[:, :3])
+    with pytest.raises(ValueError, match="shape"):
+        pretrain_features(X, y[:5])
+    with pytest.raises(ValueError, match="finite"):
+        pretrain_features(np.full((4, 2), np.nan), np.array([0, 1, 0, 1]))
