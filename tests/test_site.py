@@ -184,3 +184,12 @@ def test_pages_show_the_computation_without_its_bookkeeping():
     nested = ("for r in rows:\n    v = f(r)\n    book.claim(r, v)\n"
               "def g(x):\n    book.glue(a=x)\n    return x\n")
     assert without_bookkeeping(nested) == "for r in rows:\n    v = f(r)\ndef g(x):\n    return x"
+
+
+def test_every_chapter_has_an_easy_exercise_for_class():
+    from icml25.book.run import notebooks
+    from icml25.book.site import landing
+
+    missing = [c.name for c in notebooks.chapters()
+               if not any(e["level"] == "easy" for e in landing.exercises(c))]
+    assert not missing, f"no easy (in-class) exercise in {missing}"
