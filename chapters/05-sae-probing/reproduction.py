@@ -285,8 +285,9 @@ book.claim(
 #
 # ## 3. An "interpretability" use: finding mislabelled examples
 #
-# The paper also looks at uses where interpretability should shine, such as spotting problems in
-# a data set (paraphrased here, not checked against the paper's full text). We flip 10%
+# The paper also looks at uses where interpretability should shine: its abstract names
+# "detecting poor dataset quality" among those where SAEs "initially appear promising"; we
+# read it as finding mislabelled examples. We flip 10%
 # of the labels of each data set and score every text by how little a cross-validated
 # probe believes its (possibly wrong) label, once with logistic regression on the raw
 # activations (the simple, non-SAE way) and once on the 128 top SAE latents; the AUC of
