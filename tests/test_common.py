@@ -213,3 +213,14 @@ def test_adam_rejects_bad_settings():
         Adam([p], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="real CPU tensors"):
         Adam([torch.zeros(2, dtype=torch.complex64)])
+
+
+def test_starmap_keeps_the_order_and_refuses_bad_jobs():
+    from icml25.common.parallel import starmap
+
+    assert starmap(pow, [(2, 3), (3, 2), (5, 0)], n_jobs=2) == [8, 9, 1]
+    assert starmap(pow, [(2, 3)], n_jobs=1) == [8]
+    with pytest.raises(ValueError, match="n_jobs"):
+        starmap(pow, [(2, 3)], n_jobs=0)
+    with pytest.raises(ValueError, match="argument tuples"):
+        starmap(pow, [[2, 3]], n_jobs=2)

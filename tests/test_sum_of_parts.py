@@ -99,6 +99,19 @@ def test_determinism_given_seed():
     assert torch.equal(outs[0], outs[1])
 
 
+def test_train_many_in_two_processes_gives_the_weights_of_training_one_by_one(motif):
+    bb = sp.MLPBackbone(64, 2, hidden=(8,), seed=4)
+    sp.train(bb, motif.X, motif.y, steps=5, seed=5, mask_patch=2)
+    runs = [(sop_model(bb, seed=s), motif.X, motif.y, dict(steps=20, seed=s, lr=1e-2))
+            for s in range(3)]
+    serial = [(m, sp.train(m, X, y, **kw)) for m, X, y, kw in
+              [(sop_model(bb, seed=s), X, y, kw) for s, (_, X, y, kw) in enumerate(runs)]]
+    parallel = sp.train_many(runs, n_jobs=2)
+    for (m1, l1), (m2, l2) in zip(serial, parallel):
+        assert l1 == l2
+        assert all(torch.equal(p, q) for p, q in zip(m1.parameters(), m2.parameters()))
+
+
 def test_training_sop_moves_only_its_own_parameters(motif, backbone):
     model = sop_model(backbone, seed=0)
     before = [p.clone() for p in backbone.parameters()]

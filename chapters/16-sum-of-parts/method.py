@@ -31,11 +31,13 @@ from icml25 import book
 from icml25 import sum_of_parts as sp
 
 SIZES = {
-    "quick": dict(n_train=600, n_test=200, backbone_steps=60, sop_steps=30, batch=64),
+    # jobs: processes for the exercises' independent trainings (same weights as one by one)
+    "quick": dict(n_train=600, n_test=200, backbone_steps=60, sop_steps=30, batch=64,
+                  jobs=1),
     "book": dict(n_train=3000, n_test=1000, backbone_steps=600, sop_steps=400,
-                 batch=128),
+                 batch=128, jobs=2),
     "paper": dict(n_train=20000, n_test=5000, backbone_steps=3000, sop_steps=2000,
-                  batch=128),
+                  batch=128, jobs=2),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -340,18 +342,23 @@ split = run.rng("digits-split").permutation(len(y_dig))
 tr, te = split[400:], split[:400]
 half = run.rng("half-patch-masks").random((len(te), 16)) < 0.5
 X_half = X_dig[te] * np.einsum("np,phw->nhw", half, grid)[:, None].astype(np.float32)
+VARIANTS = {"masked": PATCH, "plain": None}
+# the same initialisations and batches for both backbones and both SOPs
+nets = sp.train_many(
+    [(sp.MLPBackbone(64, 10, seed=run.seed_of("ex-masking-backbone-init")),
+      X_dig[tr], y_dig[tr],
+      dict(steps=size.backbone_steps, batch_size=size.batch,
+           seed=run.seed_of("ex-masking-backbone-batches"), mask_patch=mp))
+     for mp in VARIANTS.values()], n_jobs=size.jobs)
+sops = sp.train_many(
+    [(sp.SumOfParts(net, (8, 8), PATCH, k=K, n_groups=GROUPS, gen_scale=GEN_SCALE,
+                    seed=run.seed_of("ex-masking-sop-init")),
+      X_dig[tr], y_dig[tr],
+      dict(steps=size.sop_steps, batch_size=size.batch,
+           seed=run.seed_of("ex-masking-sop-batches"), lr=LR))
+     for net, _ in nets], n_jobs=size.jobs)
 masking = {}
-for name, mp in (("masked", PATCH), ("plain", None)):
-    # the same initialisations and batches for both backbones and both SOPs
-    net = sp.MLPBackbone(64, 10, seed=run.seed_of("ex-masking-backbone-init"))
-    sp.train(net, X_dig[tr], y_dig[tr], steps=size.backbone_steps,
-             batch_size=size.batch, seed=run.seed_of("ex-masking-backbone-batches"),
-             mask_patch=mp)
-    wrapped = sp.SumOfParts(net, (8, 8), PATCH, k=K, n_groups=GROUPS,
-                            gen_scale=GEN_SCALE,
-                            seed=run.seed_of("ex-masking-sop-init"))
-    sp.train(wrapped, X_dig[tr], y_dig[tr], steps=size.sop_steps,
-             batch_size=size.batch, seed=run.seed_of("ex-masking-sop-batches"), lr=LR)
+for name, (net, _), (wrapped, _) in zip(VARIANTS, nets, sops):
     cases = ((net, X_dig[te]), (net, X_half), (wrapped, X_dig[te]))
     masking[name] = [float((sp.predict(m, x).argmax(1) == y_dig[te]).mean())
                      for m, x in cases]
@@ -391,14 +398,20 @@ book.glue(ex_plain_half=masking["plain"][1], ex_masked_half=masking["masked"][1]
 # initialisations at this scale: compare the spread across the runs.
 
 # %%
+PAIRS = [(st, s) for st in (False, True) for s in range(2)]
+trained = sp.train_many(
+    [(sp.SumOfParts(backbone, (8, 8), PATCH, k=K, n_groups=GROUPS,
+                    gen_scale=GEN_SCALE, straight_through=st,
+                    seed=run.seed_of(f"ex-st-init-{s}")),
+      train_xor.X, train_xor.y,
+      dict(steps=size.sop_steps, batch_size=size.batch,
+           seed=run.seed_of(f"ex-st-batches-{s}"), lr=LR))
+     for st, s in PAIRS], n_jobs=size.jobs)
 for st in (False, True):
     accs, purities = [], []
-    for s in range(2):
-        model = sp.SumOfParts(backbone, (8, 8), PATCH, k=K, n_groups=GROUPS,
-                              gen_scale=GEN_SCALE, straight_through=st,
-                              seed=run.seed_of(f"ex-st-init-{s}"))
-        sp.train(model, train_xor.X, train_xor.y, steps=size.sop_steps,
-                 batch_size=size.batch, seed=run.seed_of(f"ex-st-batches-{s}"), lr=LR)
+    for (st_run, _), (model, _) in zip(PAIRS, trained):
+        if st_run != st:
+            continue
         with torch.no_grad():
             o = model(torch.as_tensor(test_xor.X))
         p = o.logits.argmax(1).numpy()

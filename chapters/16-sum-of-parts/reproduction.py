@@ -54,13 +54,13 @@ from icml25 import sum_of_parts as sp
 SIZES = {
     "quick": dict(n_train=600, n_test=200, backbone_steps=60, sop_steps=30,
                   nam_steps=60, inits=2, shap_orders=2, digits_test=200, n_boot=1000,
-                  curve_images=60, batch=64),
+                  curve_images=60, batch=64, jobs=1),
     "book": dict(n_train=4000, n_test=1000, backbone_steps=600, sop_steps=400,
                  nam_steps=600, inits=5, shap_orders=10, digits_test=500,
-                 n_boot=10000, curve_images=500, batch=128),
+                 n_boot=10000, curve_images=500, batch=128, jobs=2),
     "paper": dict(n_train=20000, n_test=5000, backbone_steps=3000, sop_steps=2000,
                   nam_steps=3000, inits=10, shap_orders=25, digits_test=500,
-                  n_boot=10000, curve_images=500, batch=128),
+                  n_boot=10000, curve_images=500, batch=128, jobs=2),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -81,28 +81,31 @@ book.glue(n_boot=f"{size.n_boot:,}", batch=size.batch, n_inits=size.inits,
 def fit_all(X, y, n_classes, task):
     """Backbone (masked training), SOP and fixed patches from ``size.inits``
     initialisations each, and the per-feature model; their random streams are named
-    after the task."""
+    after the task. The runs after the backbone's are independent: ``size.jobs``
+    processes share them, with the weights of training them one by one."""
     backbone = sp.MLPBackbone(64, n_classes, seed=run.seed_of(f"{task}-backbone-init"))
     curve = sp.train(backbone, X, y, steps=size.backbone_steps, batch_size=size.batch,
                      seed=run.seed_of(f"{task}-backbone-batches"), mask_patch=PATCH)
     inits = np.random.SeedSequence(run.seed_of(f"{task}-sop-init")).spawn(size.inits)
     batches = np.random.SeedSequence(
         run.seed_of(f"{task}-selector-batches")).spawn(size.inits)
-    models = {"backbone": [backbone], "sop": [], "fixed": []}
+    runs, kinds = [], []
     for init, batch_seed in zip(inits, batches):
         sop = sp.SumOfParts(backbone, (8, 8), PATCH, k=K, n_groups=GROUPS,
                             gen_scale=GEN_SCALE, seed=init)
         fixed = sp.SumOfParts(backbone, (8, 8), PATCH, fixed_groups=QUADRANTS,
                               n_groups=4, seed=init)
-        for model in (sop, fixed):  # the same batches for both
-            sp.train(model, X, y, steps=size.sop_steps, batch_size=size.batch,
-                     seed=batch_seed, lr=LR)
-        models["sop"].append(sop)
-        models["fixed"].append(fixed)
+        for kind, model in (("sop", sop), ("fixed", fixed)):  # the same batches for both
+            runs.append((model, X, y, dict(steps=size.sop_steps, batch_size=size.batch,
+                                           seed=batch_seed, lr=LR)))
+            kinds.append(kind)
     nam = sp.PerFeatureAdditive(64, n_classes, seed=run.seed_of(f"{task}-nam-init"))
-    sp.train(nam, X, y, steps=size.nam_steps, batch_size=size.batch,
-             seed=run.seed_of(f"{task}-nam-batches"))
-    models["nam"] = [nam]
+    runs.append((nam, X, y, dict(steps=size.nam_steps, batch_size=size.batch,
+                                 seed=run.seed_of(f"{task}-nam-batches"))))
+    kinds.append("nam")
+    models = {"backbone": [backbone], "sop": [], "fixed": [], "nam": []}
+    for kind, (model, _) in zip(kinds, sp.train_many(runs, n_jobs=size.jobs)):
+        models[kind].append(model)
     return models, curve
 
 
@@ -577,12 +580,15 @@ claim_on(
 # one half, since each group is then at least half background. The run tests the guess.
 
 # %%
-for k_ex in (0.125, 0.5):  # the same initialisation and batches for both sizes
-    model = sp.SumOfParts(xor_models["backbone"][0], (8, 8), PATCH, k=k_ex,
-                          n_groups=GROUPS, gen_scale=GEN_SCALE,
-                          seed=run.seed_of("ex-group-size-init"))
-    sp.train(model, train_xor.X, train_xor.y, steps=size.sop_steps,
-             batch_size=size.batch, seed=run.seed_of("ex-group-size-batches"), lr=LR)
+K_EXERCISE = (0.125, 0.5)  # the same initialisation and batches for both sizes
+runs = [(sp.SumOfParts(xor_models["backbone"][0], (8, 8), PATCH, k=k_ex,
+                       n_groups=GROUPS, gen_scale=GEN_SCALE,
+                       seed=run.seed_of("ex-group-size-init")),
+         train_xor.X, train_xor.y,
+         dict(steps=size.sop_steps, batch_size=size.batch,
+              seed=run.seed_of("ex-group-size-batches"), lr=LR))
+        for k_ex in K_EXERCISE]
+for k_ex, (model, _) in zip(K_EXERCISE, sp.train_many(runs, n_jobs=size.jobs)):
     with torch.no_grad():
         out = model(torch.as_tensor(test_xor.X))
     p = out.logits.argmax(1).numpy()

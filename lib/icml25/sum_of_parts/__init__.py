@@ -59,7 +59,7 @@ from icml25.sum_of_parts.data import (
 )
 from icml25.sum_of_parts.metrics import bootstrap_inits_images, insertion_deletion, purity
 from icml25.sum_of_parts.models import MLPBackbone, PerFeatureAdditive, SOPOutput, SumOfParts
-from icml25.sum_of_parts.training import predict, train
+from icml25.sum_of_parts.training import predict, train, train_many
 
 __all__ = [
     "MLPBackbone",
@@ -84,5 +84,6 @@ __all__ = [
     "top_patches",
     "topk_mask",
     "train",
+    "train_many",
     "two_motif_xor",
 ]

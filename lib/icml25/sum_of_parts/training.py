@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml25.common.parallel import starmap
 from icml25.common.validation import check_int
 from icml25.sum_of_parts.data import _upsample, patch_grid, random_patch_mask
 from icml25.sum_of_parts.models import SOPOutput, SumOfParts
@@ -62,3 +63,21 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
     return losses
 
 
+
+
+def _train_returning(model, X, y, kwargs):
+    losses = train(model, X, y, **kwargs)
+    return model, losses
+
+
+def train_many(runs, *, n_jobs: int = 1) -> list:
+    """Train independent models, spread over ``n_jobs`` processes; ``[(model, losses)]``.
+
+    ``runs`` lists ``(model, X, y, kwargs)``, the arguments of one :func:`train` call each.
+    Every run is deterministic given its model's initial weights and its ``seed``, and the
+    workers compute with one thread as this process does (:func:`icml25.common.parallel.starmap`),
+    so the trained weights equal those of calling :func:`train` on each in turn. The models
+    come back as trained copies: use the returned ones, not the objects passed in.
+    """
+    jobs = [(model, X, y, dict(kwargs)) for model, X, y, kwargs in runs]
+    return starmap(_train_returning, jobs, n_jobs=n_jobs)
