@@ -18,7 +18,9 @@ from icml25.common import numerics
 # library tests in this process compute with the same kernels as the notebooks' kernels do.
 numerics.pin_process()
 
-from icml25.book import claims  # noqa: E402  (after the pins, on purpose)
+from pathlib import Path  # noqa: E402
+
+from icml25.book import claims, declarations  # noqa: E402  (after the pins, on purpose)
 
 # myst-nb stores a glued value under "application/papermill.record/<its own mimetype>".
 GLUE_KEYS = tuple(f"application/papermill.record/{m}"
@@ -35,7 +37,10 @@ def _patch_nbval():
     original = IPyNbCell.compare_outputs
 
     def compare_outputs(self, test, ref, skip_compare=None):
-        problems = claims.compare_outputs(test, ref)
+        # the tolerances the chapter declares today (a record keeps only its measurement)
+        notebook = getattr(self.parent, "fspath", None)
+        tolerances = declarations.tolerances(Path(str(notebook)).parent) if notebook else {}
+        problems = claims.compare_outputs(test, ref, tolerances)
         if problems:
             self.comparison_traceback = ["Claims differ from the published notebook:", *problems]
             return False

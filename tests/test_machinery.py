@@ -167,9 +167,8 @@ def test_claims_report_a_declared_measurement_and_compute_its_verdict(declared, 
     book.claim("band", 0.95)
     book.claim("bound", 0.1, threshold=0.2)
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == ("[rho] HOLDS (seed 0): rho >= 0.9 | ours: 0.912 (threshold "
-                                   "≥ 0.9) | paper: 0.90")
-    assert "[slope] DOES NOT HOLD (seed 0): slope <= 1.3 | ours: 1.51 (threshold ≤ 1.3)" in out
+    assert out.splitlines()[0] == "[rho] HOLDS in this run (seed 0): 0.912 (threshold ≥ 0.9)"
+    assert "[slope] DOES NOT HOLD in this run (seed 0): 1.51 (threshold ≤ 1.3)" in out
     verdicts = {r.id: r.verdict for r in book.current().claims.values()}
     assert verdicts == {"rho": "holds", "slope": "does not hold", "gap": "inconclusive",
                         "both": "holds", "band": "holds", "bound": "holds"}
@@ -247,6 +246,13 @@ def test_claim_outputs_are_compared_as_records():
     assert claims.compare_outputs([out(1.1)], [out(1.0)])
     assert claims.compare_outputs([out(1.0, "does not hold")], [out(1.0)])
     assert claims.compare_outputs([], [out(1.0)])
+    # a record of today keeps only its measurement: the tolerance is the declared one
+    def bare(value):
+        return {"output_type": "display_data", "data": {
+            claims.MIME: {"id": "a", "verdict": "holds", "value": value}}}
+    assert claims.compare_outputs([bare(1.005)], [bare(1.0)])
+    assert claims.compare_outputs([bare(1.005)], [bare(1.0)], {"a": {"rtol": 0.01}}) == []
+    assert claims.compare_outputs([bare(9.0)], [bare(1.0)], {"a": {"timed": True}}) == []
 
 
 def test_pinned_numerics_keep_a_machine_setting(monkeypatch):
@@ -679,5 +685,12 @@ def test_build_time_fields_leave_a_notebook_fresh_and_a_threshold_does_not(tmp_p
         '[[headline]]\nid = "h"\nwords = "w"\nsource = "abstract"\nwhere = "abstract"\n'
         'tests = ["a"]\n')
     assert declarations.run_digest(tmp_path, "nb") == before
+    # the words and the tolerances are read when the pages are built and the runs compared
+    reworded = entry.replace('statement = "s"', 'statement = "new words"').replace(
+        'paper = "p"', 'paper = "another quote"') + "rtol = 0.05\ntimed = true\n"
+    (tmp_path / "claims.toml").write_text(reworded)
+    assert declarations.run_digest(tmp_path, "nb") == before
     (tmp_path / "claims.toml").write_text(entry.replace("threshold = 0", "threshold = 1"))
+    assert declarations.run_digest(tmp_path, "nb") != before
+    (tmp_path / "claims.toml").write_text(entry.replace('op = ">"', 'op = ">="'))
     assert declarations.run_digest(tmp_path, "nb") != before

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from icml25.book import declarations, pooling
-from icml25.book.site import ledger
+from icml25.book.site import boxes, ledger
 from icml25.book.run import notebooks, robustness
 from icml25.common import paths
 from icml25.book.claims import verdict as point_verdict
@@ -310,7 +310,7 @@ def test_a_box_reads_the_value_then_its_labelled_figures_with_math_and_no_id():
                   measured="0.14", interval=(0.11, 0.18),
                   shown=format_shown({"SOP": 0.83, "backbone": 0.97}))
     assert claim.ours() == "0.14 [0.11, 0.18] – SOP 0.83 vs backbone 0.97"
-    box = claim.box()
+    box = boxes.render(claim)
     assert r"\(\epsilon\)" in box and "$" not in box
     assert "<code" not in box and 'data-claim="sop-gap"' in box  # the id only as data
     assert format_shown({"a": 1, "b": 2.5, "c": True}) == "a 1, b 2.5, c yes"
@@ -319,6 +319,31 @@ def test_a_box_reads_the_value_then_its_labelled_figures_with_math_and_no_id():
     old = Claim(id="x", statement="s", paper="p", value=1.0, op=">", threshold=0.0,
                 verdict="holds", measured="0.83, 0.97")  # a record from before `shown`
     assert old.ours() == "0.83, 0.97"
+
+
+def test_a_run_records_its_measurement_and_the_page_renders_todays_words():
+    """The kernel keeps only the measurement; the box takes the statement, the paper's words
+    and the label from the declaration as it is when the pages are built."""
+    import json
+
+    from icml25.book.claims import MIME, RECORDED, Claim
+    from icml25.book.declarations import parse
+
+    run = Claim(id="a", value=0.5, op=">", threshold=0.0, verdict="holds", measured="0.5",
+                seed=0, statement="the old words", paper="old quote")
+    bundle = run.bundle()
+    assert set(bundle) == {"text/plain", MIME} and set(bundle[MIME]) == set(RECORDED)
+    assert "old words" not in json.dumps(bundle)
+    declared = parse('[[claims]]\nid = "a"\nnotebook = "nb"\nkind = "claim"\n'
+                     'fidelity = "proxy"\nwhy = "w"\nstatement = "the new words"\n'
+                     'paper = "new quote"\nop = ">"\nthreshold = 0\n')
+    nb = {"cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": [
+        {"output_type": "display_data", "metadata": {}, "data": bundle}]}]}
+    out = json.loads(boxes.with_boxes(json.dumps(nb), {}, declared))
+    data = out["cells"][0]["outputs"][0]["data"]
+    assert "the new words" in data["text/html"] and "new quote" in data["text/html"]
+    assert data[MIME] == bundle[MIME] and "text/plain" not in data
+    assert Claim.of(bundle[MIME], declared["a"]).fidelity == "proxy"
 
 
 _ASCII_MATH = re.compile(r"(?<![\\$\w])(nu|eta|kappa|lambda|epsilon|sigma|theta|gamma|alpha|"

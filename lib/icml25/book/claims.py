@@ -10,12 +10,16 @@ measured value $v$ by id, with its interval where the run has one; this run's ve
 * **inconclusive** when the run's interval $[\\ell, u]$ around $v$ straddles the threshold.
 
 The verdict the book publishes is not this one: it pools every seed of the chapter's seed
-record, when the pages are built (:mod:`icml25.book.pooling`). ``claim(...)`` displays this
-run's box (HTML for Jupyter, one plain line elsewhere) and attaches the structured record under
-the MIME type :data:`MIME`; the tests compare that record, verdict exactly and value within the
-declared tolerance (a timed claim only for its presence), instead of the rendered text (see
-``conftest.py``). :func:`icml25.book.finish` hands the records to the runner, which stores them
-in the executed notebook's provenance.
+record, when the pages are built (:mod:`icml25.book.pooling`).
+
+The kernel side is a recorder: ``claim(...)`` displays the structured record of the
+measurement (:data:`RECORDED`) under the MIME type :data:`MIME`, with one plain line beside it.
+What a reader sees of a claim (its box, the declaration's words and labels, the pooled verdict)
+is rendered from that record and the current declarations when the pages are built
+(:mod:`icml25.book.site.boxes`), so editing a statement or a label re-executes nothing. The tests
+compare the record, verdict exactly and value within the declared tolerance (a timed claim
+only for its presence), never the text (see ``conftest.py``). :func:`icml25.book.finish` hands
+the records to the runner, which stores them in the executed notebook's provenance.
 
 A ``check`` (declared ``kind = "check"``) holds by construction or verifies a theorem's bound:
 it can only fail through a bug, and the ledger lists it apart from the paper's claims.
@@ -23,7 +27,6 @@ it can only fail through a bug, and the ledger lists it apart from the paper's c
 
 from __future__ import annotations
 
-import html
 import math
 import operator
 import os
@@ -37,8 +40,6 @@ from icml25.book.params import SOURCE_ENV
 
 #: MIME type of the structured claim record inside a claim cell's output.
 MIME = "application/vnd.icml25.claim+json"
-#: Closes a verdict box, so that the page builder can find the box and show the pooled verdict.
-BOX_END = "<!--/icml25-claim-->"
 
 #: The comparisons a claim may state, with the symbol printed for each.
 OPS = {
@@ -62,13 +63,20 @@ SEEDS_FILE = "_robustness.json"
 
 
 
+#: What a run records of a claim: its measurement and this run's verdict. The declaration's
+#: words, labels and tolerances are read from ``claims.toml`` whenever they are needed.
+RECORDED = ("id", "kind", "value", "op", "threshold", "verdict", "measured", "interval", "note",
+            "seed", "shown")
+#: The declared fields that the tests read to compare two runs of a claim.
+TOLERANCE = ("rtol", "atol", "timed")
+
+
 @dataclass(frozen=True)
 class Claim:
-    """One checked claim, as it appears in the ledger and in the claim cell's output."""
+    """One checked claim: a run's record (:data:`RECORDED`) and, where known, what its
+    declaration says (statement, the paper's words, fidelity, tolerances)."""
 
     id: str
-    statement: str
-    paper: str
     value: float | bool
     op: str
     threshold: float | bool | tuple
@@ -76,13 +84,32 @@ class Claim:
     measured: str
     kind: str = "claim"
     interval: tuple | None = None
+    note: str = ""
+    seed: int | None = None
+    shown: str = ""  # the figures behind the value, labelled (``SOP 0.83 vs backbone 0.97``)
+    # from the declaration, not recorded
+    statement: str = ""
+    paper: str = ""
+    fidelity: str = "paper"
     rtol: float = DEFAULT_RTOL
     atol: float = 0.0
     timed: bool = False
-    note: str = ""
-    fidelity: str = "paper"
-    seed: int | None = None
-    shown: str = ""  # the figures behind the value, labelled (``SOP 0.83 vs backbone 0.97``)
+
+    @classmethod
+    def of(cls, record: dict, declaration=None) -> Claim:
+        """The claim of a run's ``record`` with the words and tolerances of ``declaration``
+        (a :class:`icml25.book.declarations.Declaration`, today's); a record written before
+        runs recorded only measurements keeps its own words where there is no declaration."""
+        fields = {k: record[k] for k in cls.__dataclass_fields__ if k in record}
+        if isinstance(fields.get("interval"), list):
+            fields["interval"] = tuple(fields["interval"])
+        if isinstance(fields.get("threshold"), list):
+            fields["threshold"] = tuple(fields["threshold"])
+        if declaration is not None:
+            fields.update(statement=declaration.statement, paper=declaration.paper,
+                          fidelity=declaration.fidelity, rtol=declaration.rtol,
+                          atol=declaration.atol, timed=declaration.timed)
+        return cls(**fields)
 
     @property
     def holds(self) -> bool:
@@ -112,71 +139,22 @@ class Claim:
         return f"{text} – {self.shown}" if self.shown else text
 
     def line(self) -> str:
-        """One plain-text line (wrapped at 88 columns) for terminals and logs."""
+        """One plain-text line (wrapped at 88 columns) for Jupyter, terminals and logs: this
+        run's measurement, without the declaration's words (the book's page shows those, with
+        the verdict pooled over the seeds)."""
         label = self.verdict.upper() if self.kind == "claim" else f"check {self.verdict}"
-        text = (f"[{self.id}] {label} (seed {self.seed}): {self.statement} | ours: "
-                f"{self.ours()} ({self.requirement()}) | paper: {self.paper}")
+        text = f"[{self.id}] {label} in this run (seed {self.seed}): {self.ours()} " \
+               f"({self.requirement()})"
         text += f" | {self.note}" if self.note else ""
         return textwrap.fill(text, 88, subsequent_indent="    ")
 
-    def box(self, pooled: dict | None = None) -> str:
-        """The verdict box: claim, threshold, ours, the paper's figure, the note.
-
-        Without ``pooled`` it shows this run (one seed), as the kernel displays it. When the
-        pages are built, :mod:`icml25.book.pooling` passes the verdict pooled over the seeds
-        (``verdict``, ``text`` of the estimate and its interval, ``seeds`` line, ``fidelity``
-        label); the box then leads with it and shows this run's value beside it.
-        """
-        colours = {"holds": ("#1b5e20", "#e8f5e9", "✔"),
-                   "does not hold": ("#b71c1c", "#ffebee", "✘"),
-                   "inconclusive": ("#8a5a00", "#fff8e1", "?")}
-        shown = pooled["verdict"] if pooled else self.verdict
-        ink, paper_bg, mark = colours[shown]
-        kind = "Claim" if self.kind == "claim" else "Check"
-        esc = _html_with_math
-        if pooled:
-            head = f"{mark} {kind} {esc(shown)}"
-            ours = (f"<strong>Ours, over the seeds:</strong> {esc(pooled['text'])} "
-                    f"({esc(self.requirement())}) · <strong>Paper:</strong> {esc(self.paper)}")
-            extra = (f'<div style="margin-top:.25em">{esc(pooled["seeds"])}. This run '
-                     f"(seed {self.seed}): {esc(self.ours())}, {esc(self.verdict)}.</div>")
-            if pooled.get("fidelity"):
-                extra += (f'<div style="margin-top:.25em"><strong>Not the paper\'s claim as '
-                          f"stated:</strong> {esc(pooled['fidelity'])}</div>")
-        else:
-            head = f"{mark} {kind} {esc(shown)} in this run (seed {self.seed})"
-            ours = (f"<strong>Ours:</strong> {esc(self.ours())} ({esc(self.requirement())}) · "
-                    f"<strong>Paper:</strong> {esc(self.paper)}")
-            extra = ""
-        note = (f'<div style="margin-top:.25em"><em>{esc(self.note)}</em></div>'
-                if self.note else "")
-        return (
-            f'<div class="icml25-claim icml25-{shown.replace(" ", "-")}" '
-            f'data-claim="{esc(self.id)}" role="note" '
-            f'style="border-left:.3em solid {ink};background:{paper_bg};color:#212121;'
-            f'padding:.45em .8em;margin:.3em 0;border-radius:.2em;line-height:1.45;'
-            f'overflow-wrap:anywhere">'
-            f'<div><strong style="color:{ink}">{head}</strong></div>'
-            f"<div>{esc(self.statement)}</div>"
-            f'<div style="margin-top:.25em">{ours}</div>{extra}{note}</div>{BOX_END}'
-        )
-
     def as_dict(self) -> dict:
-        record = asdict(self)
-        record["holds"] = self.holds  # kept for readers of older records
-        return record
+        """The record a run keeps: :data:`RECORDED`."""
+        return {k: v for k, v in asdict(self).items() if k in RECORDED}
 
     def bundle(self) -> dict:
         """The MIME bundle displayed by :func:`claim`."""
-        return {"text/html": self.box(), "text/plain": self.line(), MIME: self.as_dict()}
-
-
-def _html_with_math(text: str) -> str:
-    """Text for the verdict box's HTML: escaped, with ``$...$`` as MathJax's inline math."""
-    parts = html.escape(str(text)).split("$")
-    if len(parts) % 2 == 0:  # an odd number of dollars: not math
-        return html.escape(str(text))
-    return "".join(p if i % 2 == 0 else f"\\({p}\\)" for i, p in enumerate(parts))
+        return {"text/plain": self.line(), MIME: self.as_dict()}
 
 
 def format_shown(shown, digits: int = 3) -> str:
@@ -384,7 +362,7 @@ def display(record: Claim) -> None:
         print(record.line())
 
 
-def borderline(record: dict) -> bool:
+def borderline(record: dict, tolerance: dict | None = None) -> bool:
     """Whether a run's interval ends within the claim's tolerance of its threshold.
 
     Such a run sits on the edge of its verdict: the last bits of a kernel can move the end of
@@ -393,35 +371,38 @@ def borderline(record: dict) -> bool:
     \\mathrm{rtol}\\,|t|$ at the threshold $t$. A compound threshold (an interval, a yes/no) and
     a run without an interval are never borderline.
     """
+    tol = {**record, **(tolerance or {})}
     interval, threshold = record.get("interval"), record.get("threshold")
     if interval is None or isinstance(threshold, (bool, list, tuple, str)) or threshold is None:
         return False
-    allowed = record.get("atol", 0.0) + record.get("rtol", DEFAULT_RTOL) * abs(threshold)
+    allowed = tol.get("atol", 0.0) + tol.get("rtol", DEFAULT_RTOL) * abs(threshold)
     return min(abs(end - threshold) for end in interval) <= allowed
 
 
-def same_result(published: dict, rerun: dict) -> str | None:
+def same_result(published: dict, rerun: dict, tolerance: dict | None = None) -> str | None:
     """Compare two records of one claim; ``None`` when they agree, else what differs.
 
-    The verdict must be identical and the value may move by the tolerance the published record
-    declares, $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. One exception: when
+    ``tolerance`` holds the claim's declared :data:`TOLERANCE` fields (``rtol``, ``atol``,
+    ``timed``); a record of an older run that carries its own is read where it is absent.
+    The verdict must be identical and the value may move by the declared tolerance, $|v - v_0| \\le \\mathrm{atol} + \\mathrm{rtol}\\,|v_0|$. One exception: when
     either run is :func:`borderline`, *inconclusive* against a decided verdict is accepted
     (the interval's end moved across the threshold by less than the tolerance); *holds*
     against *does not hold* never is. A ``timed`` claim measures the machine as much as the
     code, so only its presence is compared: its value and verdict on a busy or another machine
     are not the published ones, and need not be.
     """
-    if published.get("timed"):
+    tol = {**{k: published[k] for k in TOLERANCE if k in published}, **(tolerance or {})}
+    if tol.get("timed"):
         return None
     v0, v = published.get("value"), rerun.get("value")
     if isinstance(v0, bool) or isinstance(v, bool):
         close = v0 == v
     else:
-        allowed = published.get("atol", 0.0) + published.get("rtol", DEFAULT_RTOL) * abs(v0)
+        allowed = tol.get("atol", 0.0) + tol.get("rtol", DEFAULT_RTOL) * abs(v0)
         close = abs(v - v0) <= allowed
     verdicts = {published.get("verdict"), rerun.get("verdict")}
     edge = ("inconclusive" in verdicts and len(verdicts) == 2
-            and (borderline(published) or borderline({**published, **rerun})))
+            and (borderline(published, tol) or borderline({**published, **rerun}, tol)))
     if len(verdicts) == 2 and not edge:
         return (f"claim {published.get('id')!r}: verdict {rerun.get('verdict')!r}, "
                 f"published {published.get('verdict')!r}")
@@ -442,11 +423,16 @@ def split_outputs(outputs: list) -> tuple[list[dict], list]:
     return [dict(o["data"][MIME]) for o in found], rest
 
 
-def compare_outputs(rerun_outputs: list, published_outputs: list) -> list[str]:
-    """What differs between the claims of a re-executed cell and those of the published one."""
+def compare_outputs(rerun_outputs: list, published_outputs: list,
+                    tolerances: dict[str, dict] | None = None) -> list[str]:
+    """What differs between the claims of a re-executed cell and those of the published one;
+    ``tolerances`` maps a claim's id to its declared :data:`TOLERANCE` fields
+    (:func:`icml25.book.declarations.tolerances`)."""
     rerun, published = split_outputs(rerun_outputs)[0], split_outputs(published_outputs)[0]
     ids, published_ids = [c.get("id") for c in rerun], [c.get("id") for c in published]
     if ids != published_ids:
         return [f"claims {ids} made, {published_ids} published"]
-    return [p for old, new in zip(published, rerun) if (p := same_result(old, new))]
+    tolerances = tolerances or {}
+    return [p for old, new in zip(published, rerun)
+            if (p := same_result(old, new, tolerances.get(old.get("id"))))]
 

@@ -64,9 +64,10 @@ OPS = (">=", ">", "<=", "<", "==", "in")
 VARIES = ("data", "training", "evaluation")
 COMPUTED = "computed"
 DEFAULT_MAX_SEEDS = 20
-#: The fields a run of the notebook uses: a change to one of them makes the notebook stale.
-#: The others (fidelity, paper, history, ...) are read when the pages are built.
-RUN_FIELDS = ("id", "notebook", "kind", "statement", "op", "threshold", "rtol", "atol", "timed")
+#: The fields a run of the notebook uses to measure and to decide its verdict: a change to one
+#: of them makes the notebook stale. The others (the statement, the paper's words, fidelity,
+#: tolerances, history, ...) are read when the pages are built or the tests compare two runs.
+RUN_FIELDS = ("id", "notebook", "kind", "op", "threshold")
 
 
 class DeclarationError(ValueError):
@@ -243,6 +244,13 @@ def for_notebook(chapter_dir: Path, notebook: str) -> dict[str, Declaration]:
     return {k: d for k, d in load(chapter_dir).items() if d.notebook == notebook}
 
 
+def tolerances(chapter_dir: Path) -> dict[str, dict]:
+    """Each claim's declared tolerance, by id: ``{"rtol", "atol", "timed"}``, what the tests
+    read to compare two runs of it (:func:`icml25.book.claims.same_result`)."""
+    return {i: {"rtol": d.rtol, "atol": d.atol, "timed": d.timed}
+            for i, d in load(chapter_dir).items()}
+
+
 #: Suffix of a provenance input key that covers one notebook's run fields of ``claims.toml``.
 KEY = "#claims:"
 
@@ -250,8 +258,9 @@ KEY = "#claims:"
 def run_digest(chapter_dir: Path, notebook: str) -> str:
     """sha256 of the fields a run of ``notebook`` uses (:data:`RUN_FIELDS`), in order.
 
-    A notebook goes stale when its statements or thresholds change, not when a fidelity label or
-    a quote is edited: those are read when the pages are built.
+    A notebook goes stale when a threshold or a comparison changes, not when a statement, a
+    fidelity label, a quote or a tolerance is edited: those are read when the pages are built
+    and the runs compared.
     """
     fields = [d.run_fields() for d in for_notebook(chapter_dir, notebook).values()]
     text = json.dumps(fields, sort_keys=True, default=list)

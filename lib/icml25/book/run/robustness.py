@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from icml25.book import declarations
 from icml25.book.claims import SEEDS_FILE
 from icml25.book.run import notebooks
 from icml25.book.run.staleness import input_digest, state
@@ -170,12 +171,6 @@ def measure(chapters: list[notebooks.Chapter], seeds: int = 5, *, jobs: int = 2,
     return records
 
 
-def _tolerance(declared: dict, claim_id: str) -> dict:
-    """The claim's tolerance fields, as the published record carries them."""
-    found = next((c for (_, i), c in declared.items() if i == claim_id), {})
-    return {k: found[k] for k in ("rtol", "atol", "timed") if k in found}
-
-
 def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
                scheduler: str | None = None, log=print) -> dict[str, dict]:
     """Keep seed records through a change that moves no measured value; return the kept ones.
@@ -207,12 +202,11 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
         states = published(chapter)
         changed = _changed_inputs(record)
         moves = _seed0_moves(record, states)
-        declared = {(s.source.name, c["id"]): c for s in states for c in s.claims}
+        tolerances = declarations.tolerances(chapter.path)
         # seed 0 may have moved within the claim's tolerance (new numerics): it is the
         # published run, which the ledger pools in its place anyway
         moved_far = [problem for zero, now in moves
-                     if (problem := same_result({**_tolerance(declared, zero["id"]), **zero},
-                                                now))]
+                     if (problem := same_result(zero, now, tolerances.get(zero["id"])))]
         if len(found) != len(changed) + len(moves) or moved_far:
             log(f"{chapter.name}: not carried over: "
                 + "; ".join(moved_far or [f for f in found if "input changed" not in f
@@ -236,7 +230,7 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
             log(f"{name}: not carried over: {'; '.join(failed)}")
             continue
         now = {(r.notebook, c["id"]): c for r in results for c in r.record["claims"]}
-        declared = {(s.source.name, c["id"]): c for s in states for c in s.claims}
+        tolerances = declarations.tolerances(chapter.path)
         differ = []
         for c in record["claims"]:
             key = (c["notebook"], c["id"])
@@ -246,9 +240,8 @@ def carry_over(chapters: list[notebooks.Chapter], *, jobs: int = 2,
             if key not in now:
                 differ.append(f"{c['id']}: not reported")
                 continue
-            tolerance = {k: declared[key][k] for k in ("rtol", "atol", "timed")
-                         if k in declared.get(key, {})}
-            problem = same_result({"id": c["id"], **tolerance, **then}, now[key])
+            problem = same_result({"id": c["id"], **then}, now[key],
+                                  tolerances.get(c["id"]))
             if problem:
                 differ.append(problem)
         if differ:
@@ -292,11 +285,14 @@ def _seed0_moves(record: dict, states) -> list[tuple[dict, dict]]:
     """``[(the record's seed 0, the published claim)]`` for each claim whose published value
     is not the value the record holds for seed 0 (timed claims aside: every run times anew)."""
     published_ = {(s.source.name, c["id"]): c for s in states if s.record for c in s.claims}
+    timed = {i for s in states
+             for i, d in declarations.for_notebook(s.source.parent, s.source.stem).items()
+             if d.timed}
     moves = []
     for c in record["claims"]:
         now = published_.get((c["notebook"], c["id"]))
         zero = c["seeds"].get("0")
-        if now and zero and not now.get("timed") and now["value"] != zero["value"]:
+        if now and zero and c["id"] not in timed and now["value"] != zero["value"]:
             moves.append(({"id": c["id"], **zero}, now))
     return moves
 

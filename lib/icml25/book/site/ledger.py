@@ -37,15 +37,6 @@ HEADLINE_CSV = paths.BOOK / "_static" / "headline.csv"
 OTHER_CLASSES = ("weaker", "stricter", "variant", "proxy", "exploratory")
 
 
-def _claim(record: dict) -> Claim:
-    fields = {k: record[k] for k in Claim.__dataclass_fields__ if k in record}
-    if isinstance(fields.get("threshold"), list):
-        fields["threshold"] = tuple(fields["threshold"])
-    if isinstance(fields.get("interval"), list):
-        fields["interval"] = tuple(fields["interval"])
-    return Claim(**fields)
-
-
 @dataclass
 class Row:
     """One claim of a chapter: its declaration, seed 0's record, its seeds, the pooled verdict."""
@@ -128,7 +119,7 @@ class Row:
         return "; ".join(f"{h['change']} ({h['reason']})" for h in self.declaration.history)
 
     def box_info(self) -> dict | None:
-        """What :meth:`icml25.book.claims.Claim.box` needs to show the pooled verdict."""
+        """What :func:`icml25.book.site.boxes.render` needs to show the pooled verdict."""
         if self.pooled is None:
             return None
         seeds = self.seeds_line()
@@ -190,8 +181,8 @@ def rows(chapter: notebooks.Chapter) -> list[Row]:
     found = []
     for py in chapter.notebooks:
         for raw in state(py).claims:
-            c = _claim(raw)
-            d = declared.get(c.id)
+            d = declared.get(raw["id"])
+            c = Claim.of(raw, d)  # the record, with today's words
             seeds = {0: {"value": c.value, "interval": c.interval, "verdict": c.verdict}}
             entry = by_key.get((py.name, c.id))
             if entry:

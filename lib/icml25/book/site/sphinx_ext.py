@@ -8,9 +8,10 @@
   download menu, next to the executed ``.ipynb``, with the notebook's student edition (its
   solutions replaced by empty cells, :mod:`icml25.book.site.student`) and the chapter's PDF
   (:mod:`icml25.book.site.printing`).
-* A chapter page's verdict boxes show the verdict pooled over the seeds (:mod:`.ledger`), not
-  the verdict of the one run (seed 0) that the executed notebook holds: the pooling happens
-  when the pages are built, so the seed record is never an input of the notebook it came from.
+* A chapter page's verdict boxes are rendered here, when the page is read (:mod:`.boxes`), from
+  the run's record of its measurement, today's declaration and the verdict pooled over the seeds
+  (:mod:`.ledger`), not the verdict of the one run (seed 0) that the executed notebook holds: the
+  seed record is never an input of the notebook it came from, and the words are never stale.
 * Every chapter's page shows its verdicts at a glance under its title (one coloured badge per
   verdict), and every reproduction page opens with its "Results at a glance" box (the chapter's generated
   ``_glance.md``), inserted here when the page is read: the notebooks carry no copy of it.
@@ -33,9 +34,6 @@ import re
 from functools import cache, lru_cache
 from pathlib import Path
 
-_BOX = re.compile(r'<div class="icml25-claim[^"]*" data-claim="([^"]+)".*?<!--/icml25-claim-->',
-                  re.DOTALL)
-
 
 @cache
 def _chapters() -> list:
@@ -53,33 +51,11 @@ def _chapter_rows(chapter: str) -> dict:
     return {row.id: row for row in ledger.rows(found[0])} if found else {}
 
 
-def pooled_boxes(body: str, chapter: str) -> str:
-    """``body`` with each claim box replaced by the box of the claim's pooled verdict."""
-    import html
-
-    rows = _chapter_rows(chapter)
-
-    def replace(match):
-        row = rows.get(html.unescape(match.group(1)))
-        info = row.box_info() if row else None
-        box = row.published.box(info) if info else match.group(0)
-        # MathJax typesets only the classes Sphinx names (the page itself is ignored)
-        return box.replace('<div class="icml25-claim', '<div class="mathjax_process icml25-claim', 1)
-
-    return _BOX.sub(replace, body)
-
-
 def _lazy_thumbnails(app, pagename, templatename, context, doctree):
     """The landing page's card thumbnails load as they scroll into view (1.2 MB in all)."""
     if "body" in context and "sd-card-img-top" in context["body"]:
         context["body"] = context["body"].replace('class="sd-card-img-top"',
                                                   'class="sd-card-img-top" loading="lazy"')
-
-
-def _show_pooled_verdicts(app, pagename, templatename, context, doctree):
-    parts = pagename.split("/")
-    if len(parts) == 3 and parts[0] == "chapters" and "body" in context:
-        context["body"] = pooled_boxes(context["body"], parts[1])
 
 
 def _point_edit_link_at_source(app, pagename, templatename, context, doctree):
@@ -249,8 +225,9 @@ def _repository_url(app) -> str:
 
 def _insert_generated(app, docname, source):
     """``source-read``: the verdict strip under a chapter's title and the box that says how to
-    run the chapter, and the glance box of the reproduction pages of chapters whose ledger
-    wrote ``_glance.md``."""
+    run the chapter; in an executed notebook, every claim's verdict box
+    (:func:`icml25.book.site.boxes.with_boxes`), and the glance box of the reproduction pages
+    of chapters whose ledger wrote ``_glance.md``."""
     parts = docname.split("/")
     if len(parts) == 3 and parts[0] == "chapters" and parts[2] == "index":
         from icml25.book.site import archive, ledger
@@ -266,10 +243,15 @@ def _insert_generated(app, docname, source):
         source[0] = claim_badges(source[0], {r.id: r.verdict for r in rows})
         source[0] = before_first_section(
             source[0], archive.how_to_run(parts[1], _repository_url(app)))
-    if (len(parts) == 3 and parts[0] == "chapters" and parts[2] == "reproduction"
-            and (Path(app.srcdir) / parts[0] / parts[1] / "_glance.md").exists()
-            and source[0].lstrip().startswith("{")):
-        source[0] = with_glance(source[0])
+    if len(parts) == 3 and parts[0] == "chapters" and source[0].lstrip().startswith("{"):
+        from icml25.book import declarations
+        from icml25.book.site.boxes import with_boxes
+
+        declared = declarations.load(Path(app.srcdir) / parts[0] / parts[1])
+        source[0] = with_boxes(source[0], _chapter_rows(parts[1]), declared)
+        if (parts[2] == "reproduction"
+                and (Path(app.srcdir) / parts[0] / parts[1] / "_glance.md").exists()):
+            source[0] = with_glance(source[0])
 
 
 _CHAPTER_DOC = re.compile(r"chapters/(\d+)-")
@@ -397,7 +379,6 @@ def setup(app):
     # Between pydata-sphinx-theme's handler (priority 500), which puts the edit-link function in
     # the context, and sphinx-book-theme's header buttons (501), which call it.
     app.connect("html-page-context", _point_edit_link_at_source, priority=500.5)
-    app.connect("html-page-context", _show_pooled_verdicts)
     app.connect("html-page-context", _lazy_thumbnails)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", _drop_unused_scripts, priority=901)
