@@ -30,9 +30,15 @@ help:
 
 # requirements-nodeps.txt: packages installed without their dependencies (data and model files;
 # their declared dependencies would pull stacks the book never uses; the file says which and why).
+# torch's CPU build. Where pip's default index serves torch with its CUDA libraries (a bare
+# Linux machine: several GB), name PyTorch's CPU-only wheel index, as its install page gives it:
+# make setup TORCH_INDEX=<that index>. The book computes on the CPU only.
+TORCH_INDEX ?=
+
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet torch==2.13.0 --index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	touch $(STAMP)

@@ -173,3 +173,27 @@ def test_summary_sentences_agree_with_the_verdicts_they_name(chapter):
             else:
                 assert not _UNDECIDED.search(sentence) and "does not hold" not in sentence, \
                     f"{claim_id} holds: {sentence}"
+
+
+def test_the_chapter_template_runs_from_a_copy_and_declares_its_claims(tmp_path):
+    """``chapters/_template`` is what a new chapter starts from: its notebooks run as they
+    stand (book mode, from a copy) and report only claims that its ``claims.toml`` declares."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from icml25.book import declarations
+
+    template = paths.CHAPTERS / "_template"
+    copy = tmp_path / "99-template"
+    shutil.copytree(template, copy)
+    declared = declarations.load(copy)
+    for name in ("method", "reproduction"):
+        source = (copy / f"{name}.py").read_text()
+        reported = set(re.findall(r'book\.claim\("([^"]+)"', source))
+        assert reported and reported == {i for i, d in declared.items() if d.notebook == name}
+        done = subprocess.run([sys.executable, f"{name}.py"], cwd=copy, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "HOLDS" in done.stdout.upper()

@@ -31,7 +31,7 @@ from icml25 import book
 from icml25 import sum_of_parts as sp
 
 SIZES = {
-    # jobs: processes for the exercises' independent trainings (same weights as one by one)
+    # jobs: processes for the exercises' independent trainings (same weights)
     "quick": dict(n_train=600, n_test=200, backbone_steps=60, sop_steps=30, batch=64,
                   jobs=1),
     "book": dict(n_train=3000, n_test=1000, backbone_steps=600, sop_steps=400,

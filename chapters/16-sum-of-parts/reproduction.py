@@ -95,7 +95,7 @@ def fit_all(X, y, n_classes, task):
                             gen_scale=GEN_SCALE, seed=init)
         fixed = sp.SumOfParts(backbone, (8, 8), PATCH, fixed_groups=QUADRANTS,
                               n_groups=4, seed=init)
-        for kind, model in (("sop", sop), ("fixed", fixed)):  # the same batches for both
+        for kind, model in (("sop", sop), ("fixed", fixed)):  # the same batches
             runs.append((model, X, y, dict(steps=size.sop_steps, batch_size=size.batch,
                                            seed=batch_seed, lr=LR)))
             kinds.append(kind)

@@ -72,7 +72,8 @@ __all__ = [
 class Run:
     """What :func:`setup` returns: the mode, the seed, this mode's sizes, and its random streams.
 
-    Every random draw of a run comes from a named stream of the run seed (:mod:`.seeding`):
+    Every random draw of a run comes from a named stream of the run seed
+    (:mod:`icml25.common.streams`):
     ``run.rng("bootstrap")`` is a numpy generator, ``run.seed_of("screen")`` an integer seed for a
     kernel that takes one (or seeds torch). Two names, or two run seeds, never share a stream;
     Offsets added to the run seed, which make run 1's stream 0 run 0's stream 1, are never used.

@@ -133,16 +133,13 @@ class Tent(_TTAMethod):
 
     @torch.no_grad()
     def sgd_proposal(self, grad: torch.Tensor) -> torch.Tensor:
-        r"""The SGD step from the current :math:`	heta` with the flat gradient ``grad``, as
+        r"""The SGD step from the current :math:`\theta` with the flat gradient ``grad``, as
         ``torch.optim.SGD`` computes it (dampening 0, Nesterov when the momentum :math:`\mu` is
         positive), returned without writing it into the model:
 
         .. math::
-            v_t = \mu\,v_{t-1} + 
-abla_t\ (v_1 = 
-abla_1),\qquad
-            	heta^	ext{sgd}_t = 	heta_{t-1} - \eta\,(
-abla_t + \mu\,v_t).
+            v_t = \mu\,v_{t-1} + \nabla_t\ (v_1 = \nabla_1),\qquad
+            \theta^\text{sgd}_t = \theta_{t-1} - \eta\,(\nabla_t + \mu\,v_t).
         """
         if self.momentum > 0:
             if self.velocity is None:

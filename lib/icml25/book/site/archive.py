@@ -73,7 +73,8 @@ def how_to_run(chapter_name: str, repository_url: str = "") -> str:
         f"{get} run `make run CHAPTER={number}` (the published run, in book mode), "
         f"`make quick CHAPTER={number}` (seconds), or `make lab CHAPTER={number}` to open its "
         "notebooks in JupyterLab. The first command installs the pinned packages into `.venv` "
-        "(Python 3.11, CPU only, no GPU and no download at run time); a notebook downloaded "
-        "from this page runs inside that folder.",
+        "(Python 3.11, CPU only, no GPU and no download at run time; where pip would take "
+        "torch's CUDA build, run `make setup TORCH_INDEX=...` first with PyTorch's CPU-only "
+        "wheel index); a notebook downloaded from this page runs inside that folder.",
         ":::",
     ])

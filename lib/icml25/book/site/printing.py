@@ -140,6 +140,8 @@ def write(chapters: list[notebooks.Chapter] | None = None, *, html: Path | None 
                     raise ValueError(f"{rel} is not built")
                 page.goto(f"{root}/{rel}", wait_until="load")
                 page.wait_for_load_state("networkidle")
+                # every folded block prints open, as book/_static/print.js opens them
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
                 heading = page.locator("main h1").first.text_content() or rel
                 sections = page.locator("main h2, main h3, main h4").all_text_contents()
                 # Chromium's outline holds the page's sections (h2 and below)

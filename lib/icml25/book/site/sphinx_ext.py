@@ -120,18 +120,23 @@ def _offer_prints_and_source(app, pagename, templatename, context, doctree):
     from icml25.book.site import archive, printing
 
     offered = []
-    if pagename.startswith("chapters/"):
+    # the PDFs are printed after the build by Chromium (`make html`): without it there are none,
+    # and a menu entry would be a dead link
+    prints = Path(printing.CHROMIUM).exists()
+    if prints and pagename.startswith("chapters/"):
         chapter = pagename.split("/")[1]
         offered.append({
             "type": "link", "url": context["pathto"](f"_pdf/{chapter}.pdf", 1),
             "text": "chapter PDF", "icon": "fas fa-print",
             "tooltip": "The whole chapter, printed (make html writes it)",
             "label": "download-chapter-pdf-button"})
-    offered.append({
-        "type": "link", "url": context["pathto"](f"{printing.FOLDER}/{printing.BOOK_PDF}", 1),
-        "text": "book PDF", "icon": "fas fa-book",
-        "tooltip": "Every chapter in one PDF, with an outline",
-        "label": "download-book-pdf-button"})
+    if prints:
+        offered.append({
+            "type": "link",
+            "url": context["pathto"](f"{printing.FOLDER}/{printing.BOOK_PDF}", 1),
+            "text": "book PDF", "icon": "fas fa-book",
+            "tooltip": "Every chapter in one PDF, with an outline",
+            "label": "download-book-pdf-button"})
     repository = _repository_url(app)
     offered.append({
         "type": "link",
