@@ -357,6 +357,34 @@ def test_staleness_names_the_input_that_changed(tmp_path, monkeypatch):
     assert "input removed: mod.py" in staleness.state(py).reasons
 
 
+def test_a_prose_edit_is_copied_into_the_published_notebook_without_executing(
+        tmp_path, monkeypatch):
+    from icml25.book.run import notebooks, runner
+
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    py = tmp_path / "nb.py"
+    py.write_text("# %% [markdown]\n# Old words.\n\n# %%\nx = 1\nx\n")
+    nb = notebooks.read_source(py)
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"},
+                                                  execution_count=1)]
+    nb.metadata["icml25"] = {"mode": "book", "overrides": {}, "duration_s": 1.0, "claims": [],
+                             "source_sha256": sha(py.read_bytes()), "inputs": {}}
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    assert not staleness.state(py).stale
+    py.write_text("# %% [markdown]\n# New words.\n\n# %% [markdown]\n# More.\n\n"
+                  "# %%\nx = 1\nx\n")
+    assert staleness.state(py).reasons == ["source changed: nb.py"]
+    assert runner.refresh_prose(py)
+    assert not staleness.state(py).stale
+    done = nbformat.read(tmp_path / "nb.ipynb", as_version=4)
+    assert [c.cell_type for c in done.cells] == ["markdown", "markdown", "code"]
+    assert "New words" in done.cells[0].source and done.cells[2].outputs[0].data["text/plain"] == "1"
+    # a change of code is never copied: it must be executed
+    py.write_text("# %% [markdown]\n# New words.\n\n# %%\nx = 2\nx\n")
+    assert not runner.refresh_prose(py)
+    assert staleness.state(py).stale
+
+
 def test_markdown_table_escapes_and_aligns():
     table = markdown_table(["a", "b"], [["x|y", 1], ["long text", 22]])
     lines = table.splitlines()

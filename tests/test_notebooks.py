@@ -197,3 +197,28 @@ def test_the_chapter_template_runs_from_a_copy_and_declares_its_claims(tmp_path)
                               text=True, timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
         assert done.returncode == 0, done.stderr[-2000:]
         assert "HOLDS" in done.stdout.upper()
+
+
+#: The method modules of each chapter (the README's table); ``minilm`` is the shared encoder.
+METHOD_MODULES = {
+    "01": {"cross_learning"}, "02": {"microscopy_mae"}, "03": {"tta"}, "04": {"dct_gmm"},
+    "05": {"sae_probing", "minilm"}, "06": {"motion_transfer"}, "07": {"transfer_theory"},
+    "08": {"rate", "minilm"}, "09": {"selfcite"}, "10": {"kernel_pde"},
+    "11": {"sotdd", "sotdd_transfer"}, "12": {"equal_share"}, "13": {"vfl_coresets"},
+    "14": {"optimistic"}, "15": {"metric_mst"}, "16": {"sum_of_parts"}, "17": {"htmp"},
+    "18": {"cell_diff"}, "19": {"rationales", "minilm"},
+}
+
+
+def test_a_method_module_is_an_input_of_its_own_chapters_only():
+    """Provenance is precise: a change to a method's arithmetic stales the chapters that ran
+    it and no other (the modules a run imported are its inputs, by code digest)."""
+    assert sorted(METHOD_MODULES) == [f"{c.number:02d}" for c in notebooks.chapters()]
+    for chapter in notebooks.chapters():
+        for py in chapter.notebooks:
+            record = state(py).record
+            inputs = record.get("inputs", {}) if record else {}
+            used = {rel.split("/")[2].removesuffix(".py") for rel in inputs
+                    if rel.startswith("lib/icml25/")
+                    and rel.split("/")[2] not in ("book", "common", "__init__.py")}
+            assert used and used <= METHOD_MODULES[f"{chapter.number:02d}"], (py.name, used)

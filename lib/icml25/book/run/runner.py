@@ -300,6 +300,47 @@ def execute_all(todo: list[RunSpec], *, jobs: int = 1, scheduler: str | None = N
         pool.close()
 
 
+def refresh_prose(py: Path) -> bool:
+    """Bring a published notebook's prose up to its source without executing it; ``True``
+    when done.
+
+    Only when the source changed in its Markdown alone: the same code cells, in the same order,
+    and no other reason for staleness. The executed code cells keep their outputs (their tags
+    follow the source), the Markdown cells are the source's, and the provenance records the new
+    source. An edit of prose re-executes nothing, so it moves no value and needs no seed run.
+    """
+    from icml25.book.run.staleness import state
+
+    found = state(py)
+    if not found.stale or found.reasons != [f"source changed: {py.name}"]:
+        return False
+    executed = nbformat.read(py.with_suffix(".ipynb"), as_version=4)
+    source = notebooks.read_source(py)
+    if notebooks.code_cells(source) != notebooks.code_cells(executed):
+        return False
+    ran = iter(c for c in executed.cells if c.cell_type == "code")
+    # the k-th Markdown cell keeps the id it had, so that links into the notebook hold
+    prose_ids = iter([c.get("id") for c in executed.cells if c.cell_type != "code"])
+    cells = []
+    for cell in source.cells:
+        if cell.cell_type == "code":
+            done = next(ran)
+            done.metadata["tags"] = cell.metadata.get("tags", [])
+            if not done.metadata["tags"]:
+                del done.metadata["tags"]
+            cells.append(done)
+        else:
+            cell["id"] = next(prose_ids, None) or cell.get("id")
+            cells.append(cell)
+    executed.cells = cells
+    executed.metadata["icml25"]["source_sha256"] = sha256_file(py)
+    target = py.with_suffix(".ipynb")
+    partial = target.with_name(f".{target.name}.partial")
+    nbformat.write(executed, partial)
+    partial.replace(target)
+    return True
+
+
 def run(
     chapters: list[notebooks.Chapter],
     overrides: dict,
@@ -315,6 +356,11 @@ def run(
 
     todo = [spec for spec in specs(chapters, overrides)
             if not only_stale or state(spec.path).stale]
+    if only_stale:  # prose edits: the Markdown is copied over, nothing is executed
+        refreshed = [spec for spec in todo if spec.publishes and refresh_prose(spec.path)]
+        for spec in refreshed:
+            log(f"prose refreshed, nothing executed: {spec.source}")
+        todo = [spec for spec in todo if spec not in refreshed]
     if os.environ.get(numerics.PERTURB) and any(spec.publishes for spec in todo):
         raise ValueError(f"{numerics.PERTURB} is set: a run under perturbed numerics never "
                          "replaces a published notebook (python -m icml25.book perturbed "
