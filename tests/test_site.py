@@ -118,6 +118,19 @@ def test_the_source_archive_runs_a_chapter_as_its_page_says(tmp_path):
         assert f"{archive.TOP}/{needed}" in names, f"the archive lacks {needed}"
     assert not any("/_build/" in n or "/.venv" in n for n in names)
     assert "make run CHAPTER=01" in archive.how_to_run("01-cross-learning-bandits")
+    assert archive.chapter_archive("01") in archive.how_to_run("01-cross-learning-bandits")
+    # a chapter's own archive: that chapter, the data its runs loaded, no other chapter
+    with zipfile.ZipFile(written.with_name(archive.chapter_archive("11"))) as z:
+        mine = set(z.namelist())
+    assert "icml25-11/chapters/11-sotdd/reproduction.ipynb" in mine
+    assert "icml25-11/data/reference/sotdd/authors_digits.npz" in mine
+    assert not any("/chapters/01-" in n or "/data/selfcite/" in n for n in mine)
+    assert written.with_name(archive.chapter_archive("11")).stat().st_size < 0.2 * \
+        written.stat().st_size
+    # the reader's path: chapter 01's own archive, unpacked, runs chapter 01
+    with zipfile.ZipFile(written.with_name(archive.chapter_archive("01"))) as z:
+        z.extractall(tmp_path)
+    top = tmp_path / "icml25-01"
     env = {**os.environ, "PYTHONPATH": str(top / "lib")}
     env.pop("ICML25_ROOT", None)
     done = subprocess.run([sys.executable, "-m", "icml25.book", "run", "01", "--mode", "quick"],
@@ -193,3 +206,12 @@ def test_every_chapter_has_an_easy_exercise_for_class():
     missing = [c.name for c in notebooks.chapters()
                if not any(e["level"] == "easy" for e in landing.exercises(c))]
     assert not missing, f"no easy (in-class) exercise in {missing}"
+
+
+def test_a_chapter_notebook_title_names_its_chapter_in_search_and_tabs():
+    from icml25.book.site.sphinx_ext import chapter_title
+
+    assert chapter_title("chapters/11-sotdd/reproduction", "Reproduction: transfer") == \
+        "11 · Reproduction: transfer"
+    assert chapter_title("chapters/11-sotdd/index", "11. s-OTDD") == "11. s-OTDD"
+    assert chapter_title("book/claims", "Claims") == "Claims"

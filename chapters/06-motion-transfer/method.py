@@ -17,8 +17,7 @@
 # This chapter is a test of the paper's **principle** on a small model, not a
 # reproduction of its network. The paper's text, code and numbers are not public; only the
 # abstract and its summary are. The interpolator, the selector and the bidirectional
-# losses below are our reconstruction from the abstract, built on a small keypoint-and-
-# warping backbone of the FOMM family {cite}`siarohin2019fomm`, trained on procedurally
+# losses below are our reconstruction from the abstract, built on a small keypoint-and-warping backbone of the FOMM family {cite}`siarohin2019fomm`, trained on procedurally
 # drawn sprites whose keypoints are known exactly. Nothing here is checked against the
 # paper's full text.
 # :::

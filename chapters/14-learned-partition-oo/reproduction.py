@@ -618,8 +618,7 @@ book.glue(under_sphere=float(under[0]), under_ridge=float(under[1]),
 # ## 4. Equal budgets, in-domain points, and the authors' released code
 #
 # Every comparison above charges the learning samples to the budget and evaluates only
-# points inside the domain. The authors' released code (`raja-sunkara/Learned-Partitions-
-# SequOOL`, snapshot `b881082`) does neither, and this matters for how its learned method
+# points inside the domain. The authors' released code (`raja-sunkara/Learned-Partitions-SequOOL`, snapshot `b881082`) does neither, and this matters for how its learned method
 # looks. Run beside it on a rotated Branin ($d=10$, $n=1{,}500$, 5 seeds) and on its own
 # sharp ridge, on a 2-core CPU, with these facts about the authors' released code:
 #

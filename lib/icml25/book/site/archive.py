@@ -8,6 +8,10 @@ its MANIFEST, the Makefile and the pinned requirements. Unpacked, ``make run CHA
 git tracks (the committed book, not the build or a virtual environment); outside a git checkout
 (an unpacked archive) the tree minus what ``.gitignore``'s plain names exclude.
 Where ``repository.url`` is set in ``_config.yml`` the pages point to the repository instead.
+
+Each chapter also has an archive of its own (``icml25-NN.zip``): the same tree with that chapter
+alone and only the data files that its runs loaded (their provenance lists them), a few MB
+instead of the whole book's data.
 """
 
 from __future__ import annotations
@@ -43,17 +47,62 @@ def files(root: Path | None = None) -> list[Path]:
                   if p.is_file() and not ignore & set(p.relative_to(root).parts))
 
 
-def write(html: Path | None = None, root: Path | None = None, log=print) -> Path:
-    """Write the archive (atomically: a failed write never leaves half an archive)."""
+def chapter_archive(number: str) -> str:
+    """``icml25-NN.zip``: the archive of chapter ``NN`` alone."""
+    return f"icml25-{number}.zip"
+
+
+def chapter_files(chapter: str, root: Path | None = None) -> list[Path]:
+    """The files of :func:`files` that running chapter ``chapter`` (its folder name) needs: the
+    library, the build files, that chapter, and of ``data/`` the MANIFEST and the files its
+    notebooks and its seed record loaded (their provenance lists them); no other chapter, no
+    tests, no book pages."""
+    import json
+
     root = root or paths.ROOT
-    out = target(html)
+    folder = root / "chapters" / chapter
+    used = set()
+    for notebook in folder.glob("*.ipynb"):
+        record = json.loads(notebook.read_text()).get("metadata", {}).get("icml25", {})
+        used |= set(record.get("inputs", {}))
+    seeds = folder / "_robustness.json"
+    if seeds.exists():
+        used |= set(json.loads(seeds.read_text()).get("inputs", {}))
+
+    def needed(rel: Path) -> bool:
+        top = rel.parts[0]
+        if top in ("tests", "book", ".ci"):
+            return False
+        if top == "chapters":
+            return len(rel.parts) == 2 or rel.parts[1] == chapter
+        if top == "data":
+            return rel.name == "MANIFEST" or rel.as_posix() in used
+        return True
+
+    return [rel for rel in files(root) if needed(rel)]
+
+
+def _zip(out: Path, top: str, root: Path, rels: list[Path], log) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as z:
-        for rel in files(root):
-            z.write(root / rel, f"{TOP}/{rel.as_posix()}")
-    partial.replace(out)
+        for rel in rels:
+            z.write(root / rel, f"{top}/{rel.as_posix()}")
+    partial.replace(out)  # atomic: a failed write never leaves half an archive
     log(f"written: {paths.relative(out)} ({out.stat().st_size / 1e6:.1f} MB)")
+    return out
+
+
+def write(html: Path | None = None, root: Path | None = None, log=print,
+          chapters: bool = True) -> Path:
+    """Write the book's archive and (``chapters``) one per chapter; return the book's."""
+    root = root or paths.ROOT
+    out = _zip(target(html), TOP, root, files(root), log)
+    if chapters:
+        for folder in sorted((root / "chapters").glob("[0-9][0-9]-*")):
+            number = folder.name[:2]
+            _zip(out.with_name(chapter_archive(number)), f"icml25-{number}", root,
+                 chapter_files(folder.name, root), log)
     return out
 
 
@@ -64,9 +113,11 @@ def how_to_run(chapter_name: str, repository_url: str = "") -> str:
         get = (f'Clone <a href="{repository_url}">the book\'s repository</a> '
                "(`git clone`), and in its folder")
     else:
-        get = (f'Download <a href="../../{FOLDER}/{NAME}">the book\'s source</a> '
-               f"({NAME}: the library, every chapter, the data), unpack it, and in its folder "
-               f"`{TOP}/`")
+        own = chapter_archive(number)
+        get = (f'Download <a href="../../{FOLDER}/{own}">this chapter\'s source</a> '
+               f"({own}: the library, this chapter and its data; or "
+               f'<a href="../../{FOLDER}/{NAME}">the whole book\'s</a>), unpack it, and in its '
+               f"folder")
     return "\n".join([
         ":::{admonition} Run this chapter on your machine",
         ":class: note",

@@ -292,6 +292,26 @@ def _number_per_chapter(app, env):
     return []
 
 
+def chapter_title(docname: str, title: str) -> str:
+    """A chapter notebook's title as search results and the browser's tab show it:
+    ``"Reproduction: ..."`` names its chapter, ``"11 · Reproduction: ..."``; other pages, and
+    a title that names its chapter already, keep theirs."""
+    match = _CHAPTER_DOC.match(docname)
+    if not match or docname.endswith("/index") or title.startswith(match.group(1)):
+        return title
+    return f"{match.group(1)} · {title}"
+
+
+def _titles_name_their_chapter(app, env):
+    from docutils import nodes
+
+    for docname, node in list(env.longtitles.items()):
+        text = chapter_title(docname, node.astext())
+        if text != node.astext():
+            env.longtitles[docname] = nodes.title(text, text)
+    return []
+
+
 def _cut_icons(app, exception):
     if exception is None and app.builder.format == "html":
         from icml25.book.site import weight
@@ -377,6 +397,7 @@ def setup(app):
     app.connect("source-read", _insert_generated)
     app.connect("doctree-read", _hide_bookkeeping)
     app.connect("env-get-updated", _number_per_chapter, priority=900)
+    app.connect("env-get-updated", _titles_name_their_chapter)
     app.connect("build-finished", _cut_icons)
     app.connect("config-inited", _buttons_follow_the_repository)
     app.connect("html-page-context", _offer_py_source, priority=502)
