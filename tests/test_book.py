@@ -282,6 +282,7 @@ def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     assert len(reader.pages) >= 10  # front page, method and reproduction
     first = reader.pages[0].extract_text()
     assert "s-OTDD" in first and "Contents" not in first  # the text, not the navigation
+    assert first.lstrip().startswith("11. s-OTDD")  # the page's title prints first
     assert reader.metadata.title == printing.title(chapter)  # what a PDF viewer shows
     outline = [item for item in reader.outline if not isinstance(item, list)]
     assert len(outline) >= 3 and any("reproduction" in o.title.lower() for o in outline)
@@ -295,6 +296,9 @@ def test_a_chapter_prints_into_one_pdf_linked_from_its_pages(build):
     front = (HTML / "chapters" / "11-sotdd" / "index.html").read_text()
     assert "Run this chapter" in front and "CHAPTER=11" in front  # code splits at spaces
     assert "../../_downloads/icml25-book.zip" in front
+    assert "../../_downloads/icml25-11.zip" in front  # the chapter's own archive
+    listing = text.count("Listing 11.")  # every listing prints, folded or not
+    assert listing >= 3, f"{listing} listings printed"
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is installed by .ci/run")
