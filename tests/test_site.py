@@ -215,3 +215,25 @@ def test_a_chapter_notebook_title_names_its_chapter_in_search_and_tabs():
         "11 · Reproduction: transfer"
     assert chapter_title("chapters/11-sotdd/index", "11. s-OTDD") == "11. s-OTDD"
     assert chapter_title("book/claims", "Claims") == "Claims"
+
+
+@pytest.mark.parametrize("chromium", [True, False])
+def test_the_download_menu_offers_a_pdf_only_where_chromium_prints_it(tmp_path, monkeypatch,
+                                                                       chromium):
+    from types import SimpleNamespace
+
+    from icml25.book.site import printing, sphinx_ext
+
+    browser = tmp_path / "chromium"
+    if chromium:
+        browser.write_text("")
+    monkeypatch.setattr(printing, "CHROMIUM", str(browser))
+    app = SimpleNamespace(config=SimpleNamespace(html_theme_options={}))
+    menu = {"type": "group", "icon": "fas fa-download", "buttons": []}
+    context = {"pathto": lambda path, _: path, "header_buttons": [menu]}
+    sphinx_ext._offer_prints_and_source(app, "chapters/11-sotdd/method", "page.html", context,
+                                        None)
+    labels = {b["label"] for b in menu["buttons"]}
+    pdfs = {"download-chapter-pdf-button", "download-book-pdf-button"}
+    assert (pdfs <= labels) if chromium else not (pdfs & labels)
+    assert "download-book-source-button" in labels
