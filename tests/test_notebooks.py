@@ -222,3 +222,15 @@ def test_a_method_module_is_an_input_of_its_own_chapters_only():
                     if rel.startswith("lib/icml25/")
                     and rel.split("/")[2] not in ("book", "common", "__init__.py")}
             assert used and used <= METHOD_MODULES[f"{chapter.number:02d}"], (py.name, used)
+
+
+@pytest.mark.parametrize("py", [c.path / "method.py" for c in notebooks.chapters()],
+                         ids=lambda p: p.parent.name)
+def test_the_first_listing_of_a_method_starts_open(py):
+    """The method's code beside the idea: its first listing is open on the page (the prose
+    names its variables); the others may start folded, and every one prints."""
+    lines = py.read_text().split("\n")
+    first = next((i for i, line in enumerate(lines)
+                  if line.startswith("# :::{dropdown} The code")), None)
+    if first is not None:
+        assert lines[first + 1].strip() == "# :open:", f"{py.name}: first listing folded"

@@ -182,6 +182,7 @@ book.show_figure(fig, "fig_auction")
 # the finished epoch's counts into $H_e$.
 #
 # :::{dropdown} The code: the reconstruction's estimate, update and epoch switch
+# :open:
 # ```{literalinclude} /lib/icml25/cross_learning/learners.py
 # :pyobject: SchneiderZimmert.marginal_estimate
 # :dedent: 4

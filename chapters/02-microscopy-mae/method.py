@@ -232,6 +232,7 @@ book.show_figure(fig, "fig_recon")
 # permutation p-value.
 #
 # :::{dropdown} The code: `consistency_pvalues`, the curation test
+# :open:
 # ```{literalinclude} /lib/icml25/microscopy_mae/curation.py
 # :pyobject: consistency_pvalues
 # :caption: `icml25.microscopy_mae.consistency_pvalues`

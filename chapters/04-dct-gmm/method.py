@@ -213,6 +213,7 @@ book.show_figure(fig, "fig_objective")
 # so that `influence` is $\xi_i$, which depends on $i$ only through its cell.
 #
 # :::{dropdown} The code: `estimate_pair`, one latent correlation by GMM
+# :open:
 # ```{literalinclude} /lib/icml25/dct_gmm.py
 # :pyobject: estimate_pair
 # :caption: `icml25.dct_gmm.estimate_pair`

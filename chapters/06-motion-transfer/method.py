@@ -169,6 +169,7 @@ book.show_figure(fig, "fig_sprites")
 # `pick = scores.argmin(0)` is the selector of step 3.
 #
 # :::{dropdown} The code: `transfer_anytime`, the algorithm above
+# :open:
 # ```{literalinclude} /lib/icml25/motion_transfer/transfer.py
 # :pyobject: transfer_anytime
 # :caption: `icml25.motion_transfer.transfer_anytime`

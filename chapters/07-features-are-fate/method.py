@@ -321,6 +321,7 @@ book.claim("flow-equals-weights", flow_gap)
 # $c^4-ac^2-b=0$ (for depth $L$, its generalisation) by bisection.
 #
 # :::{dropdown} The code: fine-tuning's transferability and the balance factor $c$
+# :open:
 # ```{literalinclude} /lib/icml25/transfer_theory/closed_forms.py
 # :pyobject: transfer_gain_finetune
 # :caption: `icml25.transfer_theory.transfer_gain_finetune`: eq. (15) with $c$

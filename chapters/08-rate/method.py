@@ -105,6 +105,7 @@ for label, c in [("y (W=1)", code), ("Re(y, 0)", once), ("Re(Re(y, 0), 1)", twic
 # ```
 #
 # :::{dropdown} The code: `rate.estimate`, the three estimators with their intervals
+# :open:
 # ```{literalinclude} /lib/icml25/rate.py
 # :pyobject: estimate
 # :caption: `icml25.rate.estimate`

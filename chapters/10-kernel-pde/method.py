@@ -200,6 +200,7 @@ book.show_figure(fig, "fig_kronecker")
 # `gauss_newton_matrix` the $N\times N$ matrix; `solve_sks` runs step 3 with them.
 #
 # :::{dropdown} The code: the penalised loss, its gradient and Gauss-Newton matrix
+# :open:
 # ```{literalinclude} /lib/icml25/kernel_pde/sks.py
 # :pyobject: _PenalisedProblem
 # :caption: `icml25.kernel_pde._PenalisedProblem`: $\mathcal L(\eta)$ on a grid

@@ -123,6 +123,7 @@ book.show_figure(fig, "fig_toy")
 # `mtp` divides them by $\lambda_j!$, and the last line is $z(x,y)$.
 #
 # :::{dropdown} The code: `project_dataset`, the data-point projection
+# :open:
 # ```{literalinclude} /lib/icml25/sotdd.py
 # :pyobject: project_dataset
 # :caption: `icml25.sotdd.project_dataset`

@@ -208,6 +208,7 @@ book.claim(
 # $x_t=\sum_Iw_Ix_I$.
 #
 # :::{dropdown} The code: SAOL's covering intervals, meta-weights and update
+# :open:
 # ```{literalinclude} /lib/icml25/equal_share/learners.py
 # :pyobject: StronglyAdaptive._start
 # :dedent: 4

@@ -156,6 +156,7 @@ book.show_figure(fig, "fig_toy")
 # $\tau_i=a_i^\top(A^\top A+\lambda D)^{+}a_i$, summed over the eigenvectors.
 #
 # :::{dropdown} The code: `ridge_leverage_scores`
+# :open:
 # ```{literalinclude} /lib/icml25/vfl_coresets/scores.py
 # :pyobject: ridge_leverage_scores
 # :caption: `icml25.vfl_coresets.ridge_leverage_scores`: $\tau_i(A,\lambda)$

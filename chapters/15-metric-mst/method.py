@@ -133,6 +133,7 @@ book.show_figure(fig, "fig_forest")
 # edges back to point pairs.
 #
 # :::{dropdown} The code: `complete_forest`, MFC-Approx
+# :open:
 # ```{literalinclude} /lib/icml25/metric_mst/forest.py
 # :pyobject: complete_forest
 # :caption: `icml25.metric_mst.complete_forest`

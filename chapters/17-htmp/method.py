@@ -64,6 +64,7 @@ GAMMA = 2.0  # aspect ratio p/n of the matrices
 # ```
 #
 # :::{dropdown} The code: the fast density, and the sampler
+# :open:
 # `_logpdf_scipy` avoids complex arithmetic: with $a=c-b$, DLMF 13.2.41 and Kummer's
 # transformation give
 #

@@ -156,6 +156,7 @@ book.show_figure(fig, "fig_phantom")
 # ```
 #
 # :::{dropdown} The code: `align_loss` and `disentangle_loss`
+# :open:
 # ```{literalinclude} /lib/icml25/rationales/models.py
 # :pyobject: align_loss
 # :caption: `icml25.rationales.align_loss`: $\mathcal L_\text{align}$
