@@ -168,7 +168,7 @@ def test_check_choice():
 # --------------------------------------------------------------------------- Adam
 
 
-def _train_with(optimiser_class):
+def _train_with(optimiser_class, **settings):
     """Thirty steps of a small conv net and a parameter that has no gradient every third step."""
     import torch
 
@@ -177,7 +177,7 @@ def _train_with(optimiser_class):
                               torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3))
     table = torch.nn.Parameter(torch.randn(10, 5))
     params = [*net.parameters(), table]
-    opt = optimiser_class(params, lr=3e-3)
+    opt = optimiser_class(params, lr=3e-3, **settings)
     gen = torch.Generator().manual_seed(1)
     for i in range(30):
         x, y = torch.randn(16, 1, 8, 8, generator=gen), torch.randint(0, 3, (16,), generator=gen)
@@ -191,13 +191,70 @@ def _train_with(optimiser_class):
     return [p.detach().clone() for p in params]
 
 
-def test_adam_is_torch_adam_bit_for_bit():
+@pytest.mark.parametrize("name, settings", [("Adam", {}), ("AdamW", {"weight_decay": 0.05})])
+def test_adam_is_torch_adam_with_a_correctly_rounded_root(monkeypatch, name, settings):
+    """Ours is torch's optimiser operation for operation, once torch's square root (MKL's, which
+    rounds by vendor) is replaced by ours: then the weights agree bit for bit."""
     import torch
-    from icml25.common.optim import Adam
+    from icml25.common import optim
 
-    ours, theirs = _train_with(Adam), _train_with(torch.optim.Adam)
+    ours = _train_with(getattr(optim, name), **settings)
+    with monkeypatch.context() as m:
+        m.setattr(torch.Tensor, "sqrt", optim.sqrt)
+        theirs = _train_with(getattr(torch.optim, name), **settings)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
     assert not torch.equal(ours[-1], theirs[-1] + 1e-3)  # the comparison can fail
+
+
+def test_the_root_is_correctly_rounded_as_numpys():
+    """numpy's float32 root is the hardware's, correctly rounded on every CPU: ours equals it bit
+    for bit, across the exponent range (zero, subnormals, the largest float, infinity)."""
+    import torch
+    from icml25.common.optim import sqrt
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.abs(rng.standard_normal(100_000)) * 10.0 ** rng.integers(-40, 38, 100_000),
+                        [0.0, 1e-45, 1.2e-38, 3.4e38, np.inf]]).astype(np.float32)
+    assert np.array_equal(sqrt(torch.from_numpy(x)).numpy(), np.sqrt(x))
+    assert sqrt(torch.from_numpy(x)).dtype == torch.float32
+    x64 = torch.from_numpy(x.astype(np.float64))
+    assert sqrt(x64).dtype == torch.float64
+    with pytest.raises(TypeError, match="floating-point tensor"):
+        sqrt(torch.arange(3))
+    with pytest.raises(TypeError, match="floating-point tensor"):
+        sqrt(np.ones(3))
+
+
+def test_the_schedules_are_torchs():
+    """one_cycle and cosine give the learning rates (and beta1) of torch's schedulers, step by
+    step."""
+    import torch
+    from icml25.common.optim import cosine, one_cycle
+
+    steps = 40
+    p = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.Adam([p], lr=0.01)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, 0.01, total_steps=steps, pct_start=0.05)
+    for step in range(steps):
+        lr, beta1 = one_cycle(step, steps, 0.01, pct_start=0.05)
+        group = opt.param_groups[0]
+        assert lr == pytest.approx(group["lr"], rel=1e-12, abs=1e-15)
+        assert beta1 == pytest.approx(group["betas"][0], rel=1e-12)
+        opt.step()
+        sched.step()
+    opt = torch.optim.Adam([p], lr=0.02)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps, eta_min=0.002)
+    for step in range(steps):
+        assert cosine(step, steps, 0.02, eta_min=0.002) == pytest.approx(
+            opt.param_groups[0]["lr"], rel=1e-9)
+        opt.step()
+        sched.step()
+    with pytest.raises(ValueError, match="step must be below"):
+        one_cycle(steps, steps, 0.01)
+    with pytest.raises(ValueError, match="pct_start"):
+        one_cycle(0, steps, 0.01, pct_start=1.0)
+    with pytest.raises(ValueError, match="total_steps"):
+        cosine(0, 0, 0.01)
 
 
 def test_adam_rejects_bad_settings():

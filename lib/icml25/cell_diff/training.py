@@ -59,24 +59,26 @@ def build(name: str, config: dict):
 
 
 def train_model(name: str, cells: Cells, config: dict, *, seed=0):
-    """Train one model with Adam (cosine-decayed learning rate): ``cell_diff`` on the
+    """Train one model with Adam under the one-cycle policy (:mod:`icml25.common.optim`;
+    rising for the first 5% of the steps, then cosine-decayed): ``cell_diff`` on the
     alternating objective, ``no_sequence`` on the image objective without residue tokens,
     ``regression`` by MSE of its direct prediction of the image from (zeros, morphology,
     sequence) at $t=0$. Returns (model, record with the loss curves ``image`` and
     ``sequence``, one value per step)."""
     torch = _torch()
+    from icml25.common.optim import Adam, one_cycle
+
     seeds = np.random.default_rng(seed).integers(2**31, size=2)
     torch.manual_seed(int(seeds[0]))
     g = torch.Generator().manual_seed(int(seeds[1]))
     model = build(name, config)
     steps = config["steps" if name == "cell_diff" else f"{name}_steps"]
-    opt = torch.optim.Adam(model.parameters(), lr=config["lr"])
-    lr_at = torch.optim.lr_scheduler.OneCycleLR(opt, config["lr"], total_steps=steps,
-                                                pct_start=0.05)
+    opt = Adam(model.parameters(), lr=config["lr"])
     x0, morph, seq = _to_model(cells)
     sched = scheduler("ddpm")
     hist = {"image": [], "sequence": []}
-    for _ in range(steps):
+    for step in range(steps):
+        opt.lr, opt.beta1 = one_cycle(step, steps, config["lr"], pct_start=0.05)
         idx = torch.randint(0, len(cells), (config["batch"],), generator=g)
         if name == "regression":
             pred, _ = model(torch.zeros_like(x0[idx]), morph[idx], seq[idx],
@@ -89,7 +91,6 @@ def train_model(name: str, cells: Cells, config: dict, *, seed=0):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        lr_at.step()
         hist["image"].append(float(img.detach()))
         hist["sequence"].append(float(sl.detach()) if sl is not None else float("nan"))
     record = {k: np.asarray(v, np.float32) for k, v in hist.items()}

@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.common.optim import Adam, cosine
+
 from .data import N_JOINTS, SIZE, _rng, joints
 
 
@@ -270,8 +272,7 @@ def train_animator(model, frames, *, steps: int, batch_size: int = 16, lr: float
         raise ValueError(f"steps and batch_size must be positive; got {steps}, {batch_size}")
     rng = _rng(seed)
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps, eta_min=lr / 10)
+    opt = Adam(model.parameters(), lr=lr)
     frames = torch.as_tensor(frames)
     hist = dict(step=[], loss=[], recon=[])
     run_loss = run_rec = 0.0
@@ -289,8 +290,8 @@ def train_animator(model, frames, *, steps: int, batch_size: int = 16, lr: float
             loss = loss + bidirectional * sum(bidirectional_loss(model, s, d, t).values())
         opt.zero_grad()
         loss.backward()
+        opt.lr = cosine(step - 1, steps, lr, eta_min=lr / 10)  # torch's CosineAnnealingLR
         opt.step()
-        sched.step()
         run_loss += loss.item()
         run_rec += recon.item()
         if step % log_every == 0:
@@ -310,8 +311,7 @@ def train_pose_detector(model, frames, poses, identity, *, steps: int, batch_siz
     x = torch.as_tensor(frames.reshape(-1, 3, SIZE, SIZE))
     length = np.repeat(identity["length"], frames.shape[1], 0)
     y = torch.as_tensor(to_unit(joints(poses.reshape(-1, 6), length)), dtype=torch.float32)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps, eta_min=lr / 10)
+    opt = Adam(model.parameters(), lr=lr)
     hist = dict(step=[], loss=[])
     run = 0.0
     model.train()
@@ -320,8 +320,8 @@ def train_pose_detector(model, frames, poses, identity, *, steps: int, batch_siz
         loss = (model(x[i]) - y[i]).abs().mean()
         opt.zero_grad()
         loss.backward()
+        opt.lr = cosine(step - 1, steps, lr, eta_min=lr / 10)  # torch's CosineAnnealingLR
         opt.step()
-        sched.step()
         run += loss.item()
         if step % log_every == 0:
             hist["step"].append(step)

@@ -35,7 +35,8 @@ def _tensors(data: Phantoms):
 def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: float = 3e-3,
           align: float = 1.0, disentangle: float = 1.0, concept: float = 1.0, seed=0,
           tau: float = 0.1) -> list:
-    r"""Train ``model`` on ``data`` with Adam; returns the mean loss of every epoch.
+    r"""Train ``model`` on ``data`` with Adam under the one-cycle policy
+    (:mod:`icml25.common.optim`); returns the mean loss of every epoch.
 
     * :class:`SmallUNet`: :func:`segmentation_loss`.
     * :class:`RationaleModel`: :math:`\mathcal L_\mathrm{seg} + \lambda_a\mathcal L_\mathrm{align}
@@ -44,6 +45,8 @@ def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: 
       of the concept logits against the image's concepts (``concept``).
     """
     torch = _torch()
+    from icml25.common.optim import Adam, one_cycle
+
     if epochs < 1 or batch_size < 1 or lr <= 0:
         raise ValueError("epochs, batch_size and lr must be positive, got "
                          f"{epochs}, {batch_size}, {lr}")
@@ -52,9 +55,8 @@ def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: 
     torch.manual_seed(int(np.random.default_rng(seed).integers(2**31)))
     tensors = _tensors(data)
     order_rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=lr, total_steps=epochs * int(np.ceil(len(data) / batch_size)))
+    opt = Adam(model.parameters(), lr=lr)
+    total_steps, step = epochs * int(np.ceil(len(data) / batch_size)), 0
     history = []
     model.train()
     for _ in range(epochs):
@@ -81,8 +83,9 @@ def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: 
                             logits, b["labels"]))
             opt.zero_grad()
             loss.backward()
+            opt.lr, opt.beta1 = one_cycle(step, total_steps, lr)  # torch's OneCycleLR
             opt.step()
-            sched.step()
+            step += 1
             total += loss.item() * len(idx)
             count += len(idx)
         history.append(total / count)

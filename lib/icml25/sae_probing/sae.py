@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.common.optim import Adam
+from icml25.common.optim import Adam, sqrt
 from icml25.common.streams import stream_int
 from icml25.common.validation import check_int
 
@@ -144,7 +144,7 @@ def _train_sae(X, n_latents, k, epochs, batch_size, lr, aux_k, aux_coef, dead_af
     sae = TopKSAE(X.shape[1], n_latents, k, seed=stream_int(seed, "decoder init"))
     data = torch.from_numpy(X)
     sae.mu.copy_(data.mean(0))
-    sae.s.copy_(((data - sae.mu) ** 2).sum(1).mean().sqrt() / np.sqrt(X.shape[1]))
+    sae.s.copy_(sqrt(((data - sae.mu) ** 2).sum(1).mean()) / np.sqrt(X.shape[1]))
     xs = (data - sae.mu) / sae.s
     dead_after = len(X) if dead_after is None else dead_after
     since_fired = torch.zeros(n_latents)

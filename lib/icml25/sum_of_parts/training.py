@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml25.common.optim import AdamW
 from icml25.common.parallel import starmap
 from icml25.common.validation import check_int
 from icml25.sum_of_parts.data import _upsample, patch_grid, random_patch_mask
@@ -40,7 +41,7 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
     start = int(np.random.default_rng(seed).integers(2**31))
     generator = torch.Generator().manual_seed(start)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    opt = AdamW(params, lr=lr, weight_decay=weight_decay)
     grid = None if mask_patch is None else patch_grid(X.shape[-2:], mask_patch)
     losses = []
     model.train()

@@ -149,6 +149,8 @@ def train_mlp(params, X, Y, *, steps: int, lr: float):
     """
     import torch
 
+    from icml25.common.optim import Adam
+
     steps = check_int(steps, "steps", minimum=0)
     lr = float(_array(lr, "lr", low=0.0, strict_low=True))
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
@@ -160,7 +162,7 @@ def train_mlp(params, X, Y, *, steps: int, lr: float):
                       for p in params)
     if W1.shape[0] != X.shape[0] or W1.shape[2] != X.shape[2] or W2.shape[1] != Y.shape[2]:
         raise ValueError("params do not fit X and Y: W1 must be (B, m, d), W2 (B, k, m)")
-    opt = torch.optim.Adam([W1, b1, W2, b2], lr=lr)
+    opt = Adam([W1, b1, W2, b2], lr=lr)
     for _ in range(steps):
         opt.zero_grad()
         H = torch.relu(torch.baddbmm(b1[:, None, :], X, W1.transpose(1, 2)))
