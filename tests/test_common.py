@@ -281,3 +281,34 @@ def test_starmap_keeps_the_order_and_refuses_bad_jobs():
         starmap(pow, [(2, 3)], n_jobs=0)
     with pytest.raises(ValueError, match="argument tuples"):
         starmap(pow, [[2, 3]], n_jobs=2)
+
+
+def test_every_public_seed_goes_through_as_generator():
+    """One convention for randomness in the library: a seed reaches numpy through
+    ``common.streams.as_generator`` (which refuses ``None``, a float or a negative number with
+    a message), never through ``np.random.default_rng`` directly, and no public function takes
+    ``seed=None`` (fresh entropy, a run that no seed reproduces) as its default."""
+    import ast
+
+    from icml25.common import paths
+
+    found = []
+    for path in sorted((paths.ROOT / "lib" / "icml25").rglob("*.py")):
+        rel = path.relative_to(paths.ROOT).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "default_rng" and rel != "lib/icml25/common/streams.py"):
+                found.append(f"{rel}:{node.lineno}: default_rng")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and not node.name.startswith("_"):
+                args = node.args
+                positional = args.posonlyargs + args.args
+                pairs = list(zip(positional[len(positional) - len(args.defaults):],
+                                 args.defaults))
+                pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d]
+                for arg, default in pairs:
+                    if arg.arg == "seed" and isinstance(default, ast.Constant) \
+                            and default.value is None:
+                        found.append(f"{rel}:{node.lineno}: {node.name}(seed=None)")
+    assert not found, "\n".join(found)

@@ -224,6 +224,24 @@ def test_a_method_module_is_an_input_of_its_own_chapters_only():
             assert used and used <= METHOD_MODULES[f"{chapter.number:02d}"], (py.name, used)
 
 
+def test_no_run_reads_the_build_time_declarations():
+    """A run reads only the fields that decide its verdicts (icml25.book.declared); the full
+    declarations module, with its words, labels and validation, is read when the pages are
+    built. So no published notebook lists it among its inputs, and a new build-time field of a
+    declaration re-executes nothing."""
+    from icml25.book import declarations, declared
+
+    for chapter in notebooks.chapters():
+        parsed = declarations.load(chapter.path)
+        # the two readers of claims.toml agree on what a run reads
+        assert declared.run_fields(chapter.path) == {i: d.run_fields() for i, d in parsed.items()}
+        for py in chapter.notebooks:
+            record = state(py).record
+            inputs = record.get("inputs", {}) if record else {}
+            assert "lib/icml25/book/declared.py" in inputs, py
+            assert "lib/icml25/book/declarations.py" not in inputs, py
+
+
 @pytest.mark.parametrize("py", [c.path / "method.py" for c in notebooks.chapters()],
                          ids=lambda p: p.parent.name)
 def test_the_first_listing_of_a_method_starts_open(py):

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from icml25 import tta
+from icml25.common.mnist import mnist_5k
 
 torch.set_num_threads(1)
 
@@ -458,7 +459,7 @@ def test_mnist_subset_is_cropped_stratified_and_split_by_seed():
     assert np.array_equal(np.bincount(y_tr), [300] * 10)
     assert np.array_equal(np.bincount(y_te), [200] * 10)
     # the crop keeps the digits: MNIST's 4-pixel border holds about 3% of the ink
-    full = tta._mnist5k()[0].reshape(-1, 28, 28)
+    full = mnist_5k()[0].reshape(-1, 28, 28)
     assert 0.95 < full[:, 4:24, 4:24].sum() / full.sum() < 1
     again = tta.load_mnist(seed=0)
     assert np.array_equal(again[0], x_tr) and np.array_equal(again[3], y_te)

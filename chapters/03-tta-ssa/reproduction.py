@@ -57,14 +57,13 @@ seed = 0
 # %% tags=["hide-input"]
 from functools import partial
 
-from joblib import Parallel, delayed
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from icml25 import book, tta
+from icml25.common.parallel import starmap
 
 SIZES = {
     # visit: images shown per visit of a domain (easy, hard stream); epochs: the source
@@ -119,7 +118,7 @@ def make_world(s):
                 clean_error=1 - tta.accuracy(model, x_test, y_test))
 
 
-worlds = dict(zip(seeds, Parallel(n_jobs=JOBS)(delayed(make_world)(s) for s in seeds)))
+worlds = dict(zip(seeds, starmap(make_world, [(s,) for s in seeds], n_jobs=JOBS)))
 STREAMS = {  # run_stream's arguments for each stream; the model differs only in its BN
     "easy": dict(model="model", rounds=size.easy_rounds, per_visit=size.easy_visit,
                  order="random"),

@@ -45,6 +45,7 @@ SIZES = {
         relu=dict(d=8, k=4, m=16, mus=(0.0, 0.5), ns=(8, 32, 128), seeds=2,
                   pretrain_steps=150, steps=200),
         digits=dict(overlaps=(0.0, 0.5, 1.0), ns=(10, 80), reps=2),
+        finite_source=dict(d=40, reps=16),  # the exercise's finite-source tasks
     ),
     "book": dict(
         d=100, gammas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.2, 1.4, 1.6, 1.8, 2.0),
@@ -56,6 +57,7 @@ SIZES = {
                   ns=(16, 32, 64, 128, 256), seeds=6, pretrain_steps=600, steps=1000),
         digits=dict(overlaps=(0.0, 0.25, 0.5, 0.75, 1.0), ns=(10, 20, 40, 80, 160, 320),
                     reps=8),
+        finite_source=dict(d=100, reps=64),
     ),
     "paper": dict(
         d=500, gammas=tuple(np.round(np.r_[np.arange(0.1, 1.0, 0.1),
@@ -69,6 +71,7 @@ SIZES = {
                   steps=5000),
         digits=dict(overlaps=(0.0, 0.25, 0.5, 0.75, 1.0),
                     ns=(10, 20, 40, 80, 160, 320, 560), reps=20),
+        finite_source=dict(d=100, reps=64),
     ),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
@@ -1038,7 +1041,7 @@ book.glue(band_low=band[0], band_high=band[1], onset=onset)
 # stops helping sooner.
 
 # %%
-d_fs, reps = (100, 64) if mode != "quick" else (40, 16)
+d_fs, reps = size.finite_source["d"], size.finite_source["reps"]
 fs_tasks = tt.make_tasks(d_fs, reps, run.seed_of("finite-source tasks"))
 fs_rng = run.rng("finite-source data")
 n_s = n_t = d_fs // 2

@@ -42,16 +42,17 @@ SIZES = {
     "quick": dict(n=10_000, n_test=5_000, sizes=(200, 1000), m_claim=1000, reps=10,
                   lam=100.0, lams=(1e1, 1e3, 1e5), lam_reps_ridge=20, lam_reps_log=10,
                   n_gauss=4_000, m_real=50, real_reps=20, m_replace=200, peer_reps=2,
-                  boot=400),
+                  boot=400, n_ex=5_000),
     "book": dict(n=50_000, n_test=20_000, sizes=(200, 500, 1000, 2000), m_claim=1000,
                  reps=100, lam=100.0, lams=(1e1, 1e2, 1e3, 1e4, 1e5),
                  lam_reps_ridge=200, lam_reps_log=60, n_gauss=10_000, m_real=50,
-                 real_reps=200, m_replace=200, peer_reps=3, boot=2000),
+                 real_reps=200, m_replace=200, peer_reps=3, boot=2000,
+                 n_ex=20_000),
     "paper": dict(n=500_000, n_test=100_000, sizes=(200, 500, 1000, 2000, 5000, 10_000),
                   m_claim=1000, reps=200, lam=100.0,
                   lams=(1e1, 1e2, 1e3, 1e4, 1e5, 1e6), lam_reps_ridge=400,
                   lam_reps_log=200, n_gauss=200_000, m_real=50, real_reps=400,
-                  m_replace=200, peer_reps=10, boot=5000),
+                  m_replace=200, peer_reps=10, boot=5000, n_ex=20_000),
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
@@ -720,7 +721,7 @@ book.claim(
 # advantage shrinks.
 
 # %%
-n_ex = 20_000 if mode != "quick" else 5_000
+n_ex = size.n_ex  # the exercise's data set
 ex_blocks, ex_y, _, _ = vc.rare_rows_data(n_ex, task="ridge", rare=0.1,
                                           seed=run.seed_of("exercise-rare-data"))
 ex = vc.gap_study(ex_blocks, ex_y, task="ridge", methods=("uniform", "ridge"),

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int, check_scalar
 
 __all__ = [
@@ -390,7 +391,7 @@ def fisher_z_test(data, x, y, z=(), *, alpha=0.05) -> CITestResult:
 def random_dag_weights(p: int, edges, rng, *, low=0.3, high=0.8) -> np.ndarray:
     """Weights ``W[child, parent]`` of a linear SEM for the given ``(parent, child)`` edges,
     with magnitudes uniform on ``[low, high]`` and random signs."""
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     W = np.zeros((p, p))
     for parent, child in edges:
         W[child, parent] = rng.uniform(low, high) * rng.choice([-1.0, 1.0])
@@ -406,7 +407,7 @@ def random_dag_edges(p: int, edge_prob: float, rng) -> list[tuple[int, int]]:
     """
     p = check_int(p, "p", minimum=2)
     check_scalar(edge_prob, "edge_prob", minimum=0, maximum=1)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     order = rng.permutation(p)
     present = rng.random((p, p)) < edge_prob  # only the upper triangle is read
     return [(int(order[a]), int(order[b])) for a in range(p) for b in range(a + 1, p)
@@ -454,7 +455,7 @@ def simulate(W: np.ndarray, n: int, levels, rng, *, quantile_range=(0.1, 0.9)):
     latent : ndarray (n, p)
         The standardised latent values (for the oracle test).
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     p = W.shape[0]
     order, done = [], np.zeros(p, dtype=bool)
     while len(order) < p:  # topological order: a node once all its parents are done

@@ -44,6 +44,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from icml25.common.streams import as_generator
+
 from . import minilm
 
 ATTRIBUTES = ("sentiment", "length", "formality", "typos")
@@ -147,7 +149,7 @@ def _render(pool_seed: int, i: int, product: int, core, adjectives, extra, code:
         sentiment_words = {w for pair in _SENTIMENT for w in pair}
         eligible = [k for k, m in enumerate(words) if len(m.group(0)) >= 4
                     and "'" not in m.group(0) and m.group(0).lower() not in sentiment_words]
-        rng = np.random.default_rng([pool_seed, i, long_, formal])
+        rng = as_generator([pool_seed, i, long_, formal])
         chosen = rng.choice(eligible, max(1, round(TYPO_RATE * len(eligible))), replace=False)
         for k in sorted(chosen, reverse=True):  # right to left keeps earlier offsets valid
             m = words[k]
@@ -159,7 +161,7 @@ def make_pool(n: int, seed: int) -> ReviewPool:
     """Draw ``n`` review skeletons from ``seed`` and render their 16 versions each."""
     if int(n) != n or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    rng = np.random.default_rng([seed, 8])
+    rng = as_generator([seed, 8])
     n = int(n)
     products = rng.integers(len(_PRODUCTS), size=n)
     core = np.stack([rng.choice(len(_CORE), _N_CORE, replace=False) for _ in range(n)])

@@ -45,6 +45,7 @@ import numba
 import numpy as np
 from scipy.special import gammaln
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 __all__ = [
@@ -432,7 +433,7 @@ def sotdd(
     n_projections: int = 1000,
     n_moments: int = 5,
     p: float = 2,
-    seed: int | None = None,
+    seed: int = 0,
     chunk_size: int = 250,
     return_per_projection: bool = False,
 ):
@@ -452,7 +453,7 @@ def sotdd(
         experiments use 5).
     p : float
         Order of the Wasserstein distance, :math:`p\ge1`.
-    seed : int or None
+    seed : int, SeedSequence or Generator (default 0)
         Seed of the projection draw; both datasets always share the same draw, so
         ``sotdd(X, y, X, y)`` is exactly 0 and the distance is exactly symmetric.
     chunk_size : int
@@ -488,7 +489,7 @@ def sotdd(
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         sides.append((np.ascontiguousarray(X[order]), starts, counts))
     grid = _quantile_grid(len(X1), len(X2)) if len(X1) != len(X2) else None
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     per_projection = np.empty(L)
     buffers = [np.empty((min(chunk, L), X.shape[0])) for X, _, _ in sides]
     starts = range(0, L, chunk)

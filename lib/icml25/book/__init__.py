@@ -47,7 +47,7 @@ from icml25.book.params import MODES, RECORD_ENV, ParameterError, check_mode, ch
 from icml25.book.plotting import PALETTE, figure, use_style
 from icml25.book.provenance import collect
 from icml25.common import data
-from icml25.common.streams import seed_everything, stream, stream_int
+from icml25.common.streams import as_generator, seed_everything, stream, stream_int
 
 __all__ = [
     "MODES",
@@ -90,7 +90,7 @@ class Run:
 
     def rng(self, name: str) -> np.random.Generator:
         """The generator of the stream ``name`` of this run (the same on every call)."""
-        return np.random.default_rng(stream(self.seed, name))
+        return as_generator(stream(self.seed, name))
 
     def seed_of(self, name: str) -> int:
         """An integer seed for the stream ``name`` (for kernels that take ``seed=``)."""

@@ -266,19 +266,19 @@ def evaluate(id: str, value, *, seed: int | None, interval: tuple | None = None,
     digits : int
         Significant digits printed.
     """
-    from icml25.book import declarations
+    from icml25.book import declared as run_declared
 
     declared, read = _declaration(id)
-    if declared.computed:
+    if declared["threshold"] == run_declared.COMPUTED:
         if threshold is None:
-            raise ValueError(f"claim {id!r} declares a computed threshold "
-                             f"({declared.threshold_from}); pass threshold=")
+            raise ValueError(f"claim {id!r} declares a computed threshold (its "
+                             f"threshold_from in {run_declared.FILE} says how); pass threshold=")
     elif threshold is not None:
-        raise ValueError(f"claim {id!r}: its threshold is declared in {declarations.FILE} "
-                         f"({declared.threshold!r}); do not pass one")
+        raise ValueError(f"claim {id!r}: its threshold is declared in {run_declared.FILE} "
+                         f"({declared['threshold']!r}); do not pass one")
     else:
-        threshold = declared.threshold
-    op = declared.op
+        threshold = declared["threshold"]
+    op = declared["op"]
     value = _number(value, "claim value")
     if op == "in":
         if not (isinstance(threshold, (tuple, list)) and len(threshold) == 2):
@@ -294,23 +294,19 @@ def evaluate(id: str, value, *, seed: int | None, interval: tuple | None = None,
         if len(interval) != 2 or not interval[0] <= interval[1]:
             raise ValueError(f"claim {id!r}: interval must be (low, high); got {interval!r}")
         interval = (float(interval[0]), float(interval[1]))
+    # the record of the measurement; the declaration's words, labels and tolerances are read
+    # when the pages are built (Claim.of)
     record = Claim(
         id=id,
-        statement=declared.statement,
-        paper=declared.paper,
         value=value,
         op=op,
         threshold=threshold,
         verdict=verdict(value, op, threshold, interval),
         measured=format_measured(value, digits),
         shown="" if shown is None else format_shown(shown, digits),
-        kind=declared.kind,
+        kind=declared["kind"],
         interval=interval,
-        rtol=declared.rtol,
-        atol=declared.atol,
-        timed=declared.timed,
         note=note,
-        fidelity=declared.fidelity,
         seed=seed,
     )
     return record, read
@@ -327,27 +323,33 @@ def _chapter() -> tuple[Path, str | None]:
     return Path.cwd(), None
 
 
-def _declaration(claim_id: str):
-    from icml25.book import declarations
+def _declaration(claim_id: str) -> tuple[dict, dict]:
+    """The run fields of ``claim_id`` (:data:`icml25.book.declared.RUN_FIELDS`) and the
+    digest of what this notebook's run reads of ``claims.toml`` (provenance key -> digest)."""
+    from icml25.book import declared as run_declared
 
     folder, notebook = _chapter()
-    declared = declarations.load(folder)
-    if not declared:
-        raise declarations.DeclarationError(
-            f"no {declarations.FILE} in {folder}: declare claim {claim_id!r} there first")
-    if claim_id not in declared:
-        raise declarations.DeclarationError(
-            f"claim {claim_id!r} is not declared in {folder.name}/{declarations.FILE} "
-            f"(declared: {', '.join(declared)})")
-    found = declared[claim_id]
+    found = run_declared.run_fields(folder)
+    if not found:
+        raise run_declared.DeclarationError(
+            f"no {run_declared.FILE} in {folder}: declare claim {claim_id!r} there first")
+    if claim_id not in found:
+        raise run_declared.DeclarationError(
+            f"claim {claim_id!r} is not declared in {folder.name}/{run_declared.FILE} "
+            f"(declared: {', '.join(found)})")
+    fields = found[claim_id]
     read = {}
     if notebook is not None:
-        if found.notebook != notebook:
-            raise declarations.DeclarationError(
-                f"claim {claim_id!r} is declared for {found.notebook}, reported by {notebook}")
-        read[declarations.input_key(folder, notebook)] = declarations.run_digest(
+        if fields["notebook"] != notebook:
+            raise run_declared.DeclarationError(
+                f"claim {claim_id!r} is declared for {fields['notebook']}, reported by "
+                f"{notebook}")
+        read[run_declared.input_key(folder, notebook)] = run_declared.run_digest(
             folder, notebook)
-    return found, read
+    if fields["op"] not in OPS:
+        raise run_declared.DeclarationError(
+            f"claim {claim_id!r}: op must be one of {', '.join(OPS)}; got {fields['op']!r}")
+    return fields, read
 
 
 def display(record: Claim) -> None:

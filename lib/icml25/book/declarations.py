@@ -39,16 +39,26 @@ compare the declarations with the published notebooks and fail on a change not r
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from icml25.book.declared import (
+    COMPUTED,
+    FILE,
+    KEY,
+    RUN_FIELDS,
+    DeclarationError,
+    digest_of_key,
+    input_key,
+    run_digest,
+)
 from icml25.common import paths
 
-FILE = "claims.toml"
+__all__ = ["COMPUTED", "FILE", "KEY", "RUN_FIELDS", "DeclarationError", "Declaration",
+           "chapter_notes", "digest_of_key", "for_notebook", "input_key", "load", "parse",
+           "path_of", "run_digest", "tolerances"]
 FIDELITY = ("paper", "weaker", "stricter", "variant", "proxy", "exploratory")
 #: What the fidelity classes mean, for the ledger and the chapters' tables.
 FIDELITY_LABELS = {
@@ -62,16 +72,7 @@ FIDELITY_LABELS = {
 KINDS = ("claim", "check")
 OPS = (">=", ">", "<=", "<", "==", "in")
 VARIES = ("data", "training", "evaluation")
-COMPUTED = "computed"
 DEFAULT_MAX_SEEDS = 20
-#: The fields a run of the notebook uses to measure and to decide its verdict: a change to one
-#: of them makes the notebook stale. The others (the statement, the paper's words, fidelity,
-#: tolerances, history, ...) are read when the pages are built or the tests compare two runs.
-RUN_FIELDS = ("id", "notebook", "kind", "op", "threshold")
-
-
-class DeclarationError(ValueError):
-    """A ``claims.toml`` that is malformed, or a claim reported that it does not declare."""
 
 
 @dataclass(frozen=True)
@@ -249,32 +250,3 @@ def tolerances(chapter_dir: Path) -> dict[str, dict]:
     read to compare two runs of it (:func:`icml25.book.claims.same_result`)."""
     return {i: {"rtol": d.rtol, "atol": d.atol, "timed": d.timed}
             for i, d in load(chapter_dir).items()}
-
-
-#: Suffix of a provenance input key that covers one notebook's run fields of ``claims.toml``.
-KEY = "#claims:"
-
-
-def run_digest(chapter_dir: Path, notebook: str) -> str:
-    """sha256 of the fields a run of ``notebook`` uses (:data:`RUN_FIELDS`), in order.
-
-    A notebook goes stale when a threshold or a comparison changes, not when a statement, a
-    fidelity label, a quote or a tolerance is edited: those are read when the pages are built
-    and the runs compared.
-    """
-    fields = [d.run_fields() for d in for_notebook(chapter_dir, notebook).values()]
-    text = json.dumps(fields, sort_keys=True, default=list)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def input_key(chapter_dir: Path, notebook: str) -> str:
-    return paths.relative(path_of(chapter_dir)) + KEY + notebook
-
-
-def digest_of_key(key: str) -> str | None:
-    """The current digest of a provenance key made by :func:`input_key` (``None`` if gone)."""
-    rel, _, notebook = key.partition(KEY)
-    file = paths.ROOT / rel
-    if not file.exists():
-        return None
-    return run_digest(file.parent, notebook)

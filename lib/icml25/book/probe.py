@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 
 from icml25.common import numerics, paths
+from icml25.common.streams import as_generator
 
 #: Where the committed records lie, one JSON file per machine and settings.
 FOLDER = paths.DATA / "reference" / "numerics"
@@ -97,7 +98,7 @@ def _numpy_outputs() -> dict:
     import scipy.linalg
 
     out = {}
-    rng = np.random.default_rng(0)
+    rng = as_generator(0)
     A, B = rng.standard_normal((300, 200)), rng.standard_normal((200, 100))
     out["numpy.matmul f64"] = A @ B
     out["numpy.matmul f32"] = A.astype(np.float32) @ B.astype(np.float32)

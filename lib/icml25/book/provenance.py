@@ -12,8 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from icml25.common import numerics
-from icml25.common import data, paths
+from icml25.common import data, numerics, paths
 from icml25.common.hashing import code_digest
 
 #: Distributions whose versions are recorded when the run imported them (module → distribution).

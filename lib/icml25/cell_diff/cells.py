@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 __all__ = ["AMINO", "COMPARTMENTS", "MASK", "MOTIFS", "Cells", "make_cells", "motif_hits"]
 
 #: The 20 standard amino acids; token ``k`` is ``AMINO[k]``, token 20 is the mask.
@@ -87,7 +89,7 @@ def make_cells(n: int, size: int = 16, seq_len: int = 24, *, seed=0) -> Cells:
     if n < 1 or size < 12 or seq_len < 12:
         raise ValueError(f"need n >= 1, size >= 12 and seq_len >= 12; got {n}, {size}, "
                          f"{seq_len}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     k = size / 16
     yy, xx = np.mgrid[0:size, 0:size].astype(float)
     centre = (size - 1) / 2 + rng.uniform(-1, 1, (2, n)) * k

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 from .cells import MASK, Cells, _tokens
 from .metrics import _images
 from .model import T_TRAIN, _to_model, _torch, scheduler
@@ -26,7 +28,7 @@ def sample_images(model, cells: Cells, *, steps: int = 20, sampler: str = "ddim"
     _, morph, seq = _to_model(cells)
     if sequences is not None:
         seq = torch.from_numpy(_tokens(sequences))
-    g = torch.Generator().manual_seed(int(np.random.default_rng(seed).integers(2**31)))
+    g = torch.Generator().manual_seed(int(as_generator(seed).integers(2**31)))
     x = torch.randn((len(cells), 1, model.size, model.size), generator=g)
     with torch.no_grad():
         for t in sched.timesteps:
@@ -63,7 +65,7 @@ def sample_sequences(model, cells: Cells, *, seed=0, temperature: float = 1.0,
         x0 = torch.from_numpy(2 * _images(protein, "protein").astype(np.float32)[:, None]
                               - 1)
     n, length = len(cells), model.seq_len
-    g = torch.Generator().manual_seed(int(np.random.default_rng(seed).integers(2**31)))
+    g = torch.Generator().manual_seed(int(as_generator(seed).integers(2**31)))
     order = torch.rand(n, length, generator=g).argsort(1)
     seq = torch.full((n, length), MASK, dtype=torch.long)
     t0 = torch.zeros(n, dtype=torch.long)

@@ -14,7 +14,7 @@ import numpy as np
 
 from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command, train_in_worker
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 
 from .cells import Cells, make_cells
 from .model import UnifiedNet, _to_model, _torch, scheduler, unified_loss
@@ -68,7 +68,7 @@ def train_model(name: str, cells: Cells, config: dict, *, seed=0):
     torch = _torch()
     from icml25.common.optim import Adam, one_cycle
 
-    seeds = np.random.default_rng(seed).integers(2**31, size=2)
+    seeds = as_generator(seed).integers(2**31, size=2)
     torch.manual_seed(int(seeds[0]))
     g = torch.Generator().manual_seed(int(seeds[1]))
     model = build(name, config)

@@ -202,10 +202,16 @@ def random_effects(y, se, level: float = 0.95) -> tuple[float, float, float]:
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval for a share $k / n$."""
+    r"""The exact (Clopper-Pearson) interval of a share :math:`k/n` at confidence ``level``:
+    the :math:`\alpha/2` and :math:`1-\alpha/2` quantiles of
+    :math:`\mathrm{Beta}(k, n-k+1)` and :math:`\mathrm{Beta}(k+1, n-k)`, as scipy's
+    ``binomtest(k, n).proportion_ci(level, method="exact")`` computes them."""
     from scipy import stats
 
-    alpha = 1 - level
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return lo, hi
+    k, n = check_int(k, "k", minimum=0), check_int(n, "n", minimum=1)
+    if k > n:
+        raise ValueError(f"k must be at most n={n}; got {k}")
+    level = check_scalar(level, "level", minimum=0.0, maximum=1.0, open_minimum=True,
+                         open_maximum=True)
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)

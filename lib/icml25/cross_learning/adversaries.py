@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from .environments import TableEnvironment, _phase_index
@@ -43,7 +44,7 @@ def rare_context_adversary(n_contexts: int, n_actions: int, horizon: int, *,
     rare_share = float(rare_share)
     if not 0 < rare_share < 1:
         raise ValueError(f"rare_share must be in (0, 1), got {rare_share!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     probs = np.r_[np.full(C - n_rare, (1 - rare_share) / (C - n_rare)),
                   np.full(n_rare, rare_share / n_rare)]
     phase = _phase_index(T, n_phases)

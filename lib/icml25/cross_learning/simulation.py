@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from ._common import _BLOCK
@@ -103,7 +104,7 @@ def _fixed_comparator(env: Environment, n_seeds: int, horizon: int,
     for the :math:`\nu`-averaged losses of the whole horizon, computed from a replay of the same
     oblivious loss sequence before any context is drawn."""
     total = None
-    for rnd in env.rounds(n_seeds, horizon, np.random.default_rng(loss_seed)):
+    for rnd in env.rounds(n_seeds, horizon, as_generator(loss_seed)):
         summary = rnd.summary()
         total = np.array(summary, dtype=float) if total is None else total.__iadd__(summary)
     summed = env.summed_table(total, horizon)
@@ -161,7 +162,7 @@ def simulate(env: Environment, learners, horizon: int, *, n_seeds: int = 1, seed
     problem = env.problem
     C = problem.n_contexts
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    context_rng = np.random.default_rng(_child_seed(root, 0))
+    context_rng = as_generator(_child_seed(root, 0))
     fixed_policy = _fixed_comparator(env, n_seeds, horizon, _child_seed(root, 1))
     names = list(learners)
     action_rngs = {}
@@ -171,9 +172,9 @@ def simulate(env: Environment, learners, horizon: int, *, n_seeds: int = 1, seed
         key = 2 + zlib.crc32(str(name).encode())
         tic = time.perf_counter()
         learners[name].reset(problem, n_seeds, horizon,
-                             np.random.default_rng(_child_seed(root, key, 0)))
+                             as_generator(_child_seed(root, key, 0)))
         seconds[name] += time.perf_counter() - tic
-        action_rngs[name] = np.random.default_rng(_child_seed(root, key, 1))
+        action_rngs[name] = as_generator(_child_seed(root, key, 1))
 
     checkpoints = np.unique(np.linspace(horizon / n_checkpoints, horizon, n_checkpoints)
                             .round().astype(int).clip(1, horizon))
@@ -188,7 +189,7 @@ def simulate(env: Environment, learners, horizon: int, *, n_seeds: int = 1, seed
     out_loss = {n: np.empty((n_seeds, M)) for n in names}
     out_expected = {n: np.empty((n_seeds, M)) for n in names}
     best = np.empty((n_seeds, M))
-    rounds = env.rounds(n_seeds, horizon, np.random.default_rng(_child_seed(root, 1)))
+    rounds = env.rounds(n_seeds, horizon, as_generator(_child_seed(root, 1)))
     fixed_loss, out_fixed = np.zeros(n_seeds), np.empty((n_seeds, M))
 
     k = 0

@@ -28,6 +28,7 @@ from math import factorial, prod
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 TOL = 1e-9
@@ -313,7 +314,7 @@ def random_game(n_players: int, n_actions: int, *, seed, total: float = 1.0
     exactly one full profile $c=k+e_a$).
     """
     _check_size(n_players, n_actions)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     counts = compositions(n_players - 1, n_actions)
     f = rng.uniform(size=(n_actions, len(counts)))
     index = {tuple(row): i for i, row in enumerate(counts)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from .games import as_game, strategy
@@ -274,7 +275,7 @@ def _sampled_gains(game, sigmas, rng):
     return game.values.T[col], counts / (game.n_players - 1)
 
 
-def simulate(game, learner, opponents, horizon=None, *, observe="mixed", seed=None,
+def simulate(game, learner, opponents, horizon=None, *, observe="mixed", seed=0,
              **options):
     """Play ``learner`` against identical opponents for ``horizon`` rounds.
 
@@ -304,7 +305,7 @@ def simulate(game, learner, opponents, horizon=None, *, observe="mixed", seed=No
         learner = LEARNERS[learner]
     if observe not in ("mixed", "sampled"):
         raise ValueError(f"observe must be 'mixed' or 'sampled'; got {observe!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     adaptive = isinstance(opponents, ResponsiveOpponents)
     if adaptive:
         if horizon is None:
@@ -377,18 +378,18 @@ def play_gains(learner, gains, horizon, *, payoff_range=1.0, **options):
     return out
 
 
-def hedge(game, opponents, T=None, *, seed=None, observe="mixed", lr=None):
+def hedge(game, opponents, T=None, *, seed=0, observe="mixed", lr=None):
     """Payoffs per round of full-information Hedge against identical opponents (see
     :func:`simulate`; ``lr`` overrides $\\eta=\\sqrt{8\\ln A/T}/R$)."""
     return simulate(game, Hedge, opponents, T, seed=seed, observe=observe, lr=lr)
 
 
-def strongly_adaptive(game, opponents, T=None, *, seed=None, observe="mixed"):
+def strongly_adaptive(game, opponents, T=None, *, seed=0, observe="mixed"):
     """Payoffs per round of SAOL with Hedge base learners (see :class:`StronglyAdaptive`)."""
     return simulate(game, StronglyAdaptive, opponents, T, seed=seed, observe=observe)
 
 
-def behaviour_cloning(game, opponents, T=None, *, seed=None, observe="mixed", window=1):
+def behaviour_cloning(game, opponents, T=None, *, seed=0, observe="mixed", window=1):
     """Payoffs per round of behaviour cloning (see :class:`BehaviourCloning`)."""
     return simulate(game, BehaviourCloning, opponents, T, seed=seed, observe=observe,
                     window=window)

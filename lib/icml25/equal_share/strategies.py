@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from .games import as_game, compositions, strategy
@@ -138,7 +139,7 @@ def worst_identical_opponent_scipy(game, x, *, starts: int = 10, seed=0
     game = as_game(game)
     x = strategy(x, game.n_actions, "x")
     check_int(starts, "starts", minimum=1)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
 
     def f(z):
         e = np.exp(z - z.max())
@@ -163,7 +164,7 @@ def fictitious_self_play(game, iterations: int = 2000, *, seed=0) -> np.ndarray:
     """
     game = as_game(game)
     check_int(iterations, "iterations", minimum=1)
-    avg = np.random.default_rng(seed).dirichlet(np.ones(game.n_actions))
+    avg = as_generator(seed).dirichlet(np.ones(game.n_actions))
     eye = np.eye(game.n_actions)
     for k in range(1, iterations + 1):
         best = int(np.argmax(game.payoff_vectors(avg)))
@@ -180,7 +181,7 @@ def hedge_self_play(game, iterations: int = 2000, *, seed=0) -> np.ndarray:
     check_int(iterations, "iterations", minimum=1)
     A = game.n_actions
     eta = np.sqrt(8 * np.log(A) / iterations) / game.payoff_range
-    S = np.random.default_rng(seed).normal(scale=1.0, size=A) / eta
+    S = as_generator(seed).normal(scale=1.0, size=A) / eta
     total = np.zeros(A)
     for _ in range(iterations):
         z = eta * S
@@ -217,7 +218,7 @@ def symmetric_equilibrium(game, *, starts: int = 32, seed=0) -> np.ndarray:
             cands.append(np.array([1 - lo, lo]))
         gaps = [game.payoff_vectors(c).max() - share for c in cands]
         return cands[int(np.argmin(np.round(gaps, 12)))]
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
 
     def softmax(z):
         e = np.exp(z - z.max())

@@ -72,7 +72,7 @@ def sample_htmp(n, gamma, kappa, rng):
     """
     n, gamma = check_int(n, "n", minimum=1), _check_gamma(gamma)
     kappa = _check_kappa(kappa, for_density=False)  # any kappa: the sampler needs no U
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     p = gamma * n
     beta = 1.0 if math.isinf(kappa) else kappa / p
     i = np.arange(1, n + 1)
@@ -135,7 +135,7 @@ def haar_layer(eigs, m, rng) -> np.ndarray:
     m = check_int(m, "m", minimum=1)
     if m < n:
         raise ValueError(f"m must be at least len(eigs) = {n}, got {m}")
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
 
     def haar_frame(rows, cols):
         q, r = np.linalg.qr(rng.standard_normal((rows, cols)))

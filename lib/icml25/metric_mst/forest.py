@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from .distances import DistanceOracle
@@ -14,10 +15,10 @@ from .trees import SpanningTree, _check_n, mst_of_condensed, mst_of_dense
 
 
 def _rng(seed) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return seed if isinstance(seed, np.random.Generator) else as_generator(seed)
 
 
-def k_center(oracle: DistanceOracle, t: int, seed=None) -> tuple[np.ndarray, np.ndarray]:
+def k_center(oracle: DistanceOracle, t: int, seed=0) -> tuple[np.ndarray, np.ndarray]:
     """Gonzalez's farthest-first traversal: ``t`` centers, each point assigned to the nearest.
 
     A 2-approximation of the k-center objective; :math:`n t` distance evaluations.  The
@@ -119,7 +120,7 @@ def forest_completion_mst(
     *,
     metric: str | Callable = "euclidean",
     n_clusters: int | None = None,
-    seed=None,
+    seed=0,
     components=None,
 ) -> SpanningTree:
     """Approximate metric MST: k-center forest (or a given one), then MFC-Approx.

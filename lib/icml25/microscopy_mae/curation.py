@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 from .screen import Screen
 
 # --------------------------------------------------------------------------------------
@@ -57,7 +59,7 @@ def consistency_pvalues(well_emb, well_gene, well_plate=None, *, n_null: int = 1
     if len(plate) != len(x):
         raise ValueError("well_plate must have one entry per well")
     ctrl = np.flatnonzero(well_gene < 0)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     n_genes = int(well_gene.max()) + 1
     p = np.ones(n_genes)
 
@@ -105,7 +107,7 @@ def curate(screen: Screen, pvalues, *, alpha: float = 0.01,
         raise ValueError(f"alpha in (0, 1) and control_fraction in [0, 1]; got "
                          f"{alpha}, "
                          f"{control_fraction}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     keep_gene = np.flatnonzero(np.asarray(pvalues) < alpha)
     ctrl = np.flatnonzero(screen.is_control)
     n_keep = int(round(control_fraction * len(ctrl)))

@@ -7,6 +7,7 @@ import numpy as np
 
 from icml25.common.ranking import average_precision
 from icml25.common.stats import resample_indices
+from icml25.common.streams import as_generator
 
 from .curation import _unit, well_means
 from .screen import Screen, normalise_crops
@@ -67,7 +68,7 @@ def bootstrap_balanced_accuracy(pred, truth, *, n_boot: int = 1000,
     (n_boot, B)."""
     pred, truth = np.atleast_2d(pred), np.asarray(truth)
     classes = np.unique(truth)
-    idx = resample_indices(len(truth), n_boot=n_boot, seed=np.random.default_rng(seed))
+    idx = resample_indices(len(truth), n_boot=n_boot, seed=as_generator(seed))
     t = truth[idx]  # (n_boot, n)
     hit = pred[:, idx] == t[None]  # (B, n_boot, n)
     recalls = []
@@ -185,7 +186,7 @@ def cluster_bootstrap(hits, clusters, *, n_boot: int = 2000, seed=0) -> np.ndarr
     ids = np.unique(clusters)
     onehot = (clusters[None] == ids[:, None]).astype(float)  # (K, n)
     sums, counts = hits @ onehot.T, onehot.sum(1)  # (m, K), (K,)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     pick = rng.integers(0, len(ids), (n_boot, len(ids)))
     w = np.stack([np.bincount(p, minlength=len(ids)) for p in pick])  # (n_boot, K)
     out = (w @ sums.T) / (w @ counts)[:, None]
@@ -213,7 +214,7 @@ def replicate_consistency(well_emb, well_gene, *, n_random: int = 5000, seed=0):
     rep = (well_gene[i] == well_gene[j]) & (well_gene[i] >= 0)
     if not rep.any():
         raise ValueError("no gene has two replicate wells")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     genes = np.flatnonzero(well_gene >= 0)
     a, b = rng.choice(genes, n_random), rng.choice(genes, n_random)
     ok = well_gene[a] != well_gene[b]
@@ -248,7 +249,7 @@ def ks_bootstrap(results, *, n_boot: int = 1000, seed=0) -> np.ndarray:
     for r in results[1:]:
         if not np.array_equal(np.unique(r["rep_gene"]), genes):
             raise ValueError("paired results must cover the same genes")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     by_gene = [[r["replicate"][r["rep_gene"] == g] for g in genes] for r in results]
     out = np.empty((n_boot, len(results)))
     for b in range(n_boot):
@@ -370,7 +371,7 @@ def compound_gene_ap(gene_vectors, compound_vectors, target, *, n_boot: int = 10
         raise ValueError("one compound vector per target and one gene vector per gene")
     # one ranking of every (compound, gene) pair: the arrays are flattened
     ap = np.array([average_precision(c.ravel(), relevant.ravel()) for c in cos])
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     boot = np.full((n_boot, len(cos)), np.nan)
     for b in range(n_boot):
         pick = rng.integers(0, len(target), len(target))

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 #: The stained compartments, one image channel each.
 CHANNELS = ("nucleus", "cytoplasm", "membrane", "organelles")
 #: The morphological traits a gene can move (one coordinate of the effect vector each).
@@ -94,7 +96,7 @@ def render_cells(traits: np.ndarray, *, size: int = 24, rng=None) -> np.ndarray:
         raise ValueError(f"traits must have shape (N, {N_TRAITS}); got {traits.shape}")
     if size < 12:
         raise ValueError(f"size must be at least 12 pixels; got {size}")
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     n = len(traits)
     x, y = _grid(size)
     x, y = x[None], y[None]
@@ -167,7 +169,7 @@ def make_screen(*, n_pathways: int = 8, pathway_size: int = 4, n_null: int = 16,
     if n_plates < 2:
         raise ValueError(f"n_plates must be at least 2 (replicates live on plates); "
                          f"got {n_plates}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     n_genes = n_pathways * pathway_size + n_null
     directions = rng.normal(size=(n_pathways, N_TRAITS))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -220,7 +222,7 @@ def make_compound_screen(genes: Screen, *, n_compounds: int = 32, active: float 
     if n_plates < 2:
         raise ValueError(f"n_plates must be at least 2 (replicates live on plates); "
                          f"got {n_plates}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     candidates = np.flatnonzero(genes.gene_pathway >= 0)
     n_active = max(1, round(active * n_compounds))
     target = np.full(n_compounds, -1)

@@ -20,7 +20,7 @@ BACKGROUND = np.array([0.08, 0.08, 0.1])
 
 
 def _rng(seed):
-    return np.random.default_rng(seed)
+    return as_generator(seed)
 
 
 def make_identities(n: int, *, seed=0) -> dict:

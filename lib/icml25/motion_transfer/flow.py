@@ -7,7 +7,6 @@ import numpy as np
 
 from .data import _check_images
 
-
 FARNEBACK = dict(pyr_scale=0.5, levels=3, winsize=9, iterations=5, poly_n=5,
                  poly_sigma=1.1, flags=0)
 

@@ -7,9 +7,9 @@ import torch
 
 from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_command
+
 from .data import _rng, make_videos
 from .model import Animator, PoseDetector, train_animator, train_pose_detector
-
 
 #: How the committed models were trained (``python -m icml25.motion_transfer train``).
 TRAINING = dict(n_videos=400, n_frames=12, n_kp=6, width=16, batch_size=16, steps=450,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int
 
 from .counting import Result
@@ -143,7 +143,7 @@ def win_rate(ours, theirs, *, floor: float = 1e-10, n_boot: int = 2000, seed=0):
     if np.any(np.isnan(a)) or np.any(np.isnan(b)):
         raise ValueError("regrets must not be NaN")
     score = (a < b) + 0.5 * (a == b)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     boot = score[rng.integers(0, score.size, (n_boot, score.size))].mean(1)
     return float(score.mean()), (float(np.quantile(boot, 0.025)),

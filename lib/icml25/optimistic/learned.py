@@ -15,7 +15,7 @@ from .subspace import learn_subspace, neural_subspace
 LEARNERS = ("sensing", "neural")
 
 
-def learned_partition(f: Callable, bounds, budget: int, *, active_dim: int, seed=None,
+def learned_partition(f: Callable, bounds, budget: int, *, active_dim: int, seed=0,
                       learn_fraction: float = 0.2, learn_evals: int | None = None,
                       learner: str = "sensing", directions: int = 4, step: float = 1e-3,
                       radius: float = 1.0, hidden: int = 64, subspace=None,

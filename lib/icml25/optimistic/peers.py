@@ -6,15 +6,17 @@ from collections.abc import Callable
 
 import numpy as np
 
+from icml25.common.streams import as_generator
+
 from .counting import BudgetExhausted, CountedFunction, Result, _bounds
 
 
-def random_search(f: Callable, bounds, budget: int, *, seed=None,
+def random_search(f: Callable, bounds, budget: int, *, seed=0,
                   vectorized: bool = False) -> Result:
     """``budget`` points uniform in the box; the best is kept."""
     box = _bounds(bounds)
     fc = CountedFunction(f, budget, vectorized=vectorized)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     fc(rng.uniform(box[:, 0], box[:, 1], size=(fc.budget, box.shape[0])))
     return fc.result()
 
@@ -33,7 +35,7 @@ def direct(f: Callable, bounds, budget: int, *, locally_biased: bool = False) ->
     return fc.result()
 
 
-def cma_es(f: Callable, bounds, budget: int, *, seed=None, sigma0: float = 0.3,
+def cma_es(f: Callable, bounds, budget: int, *, seed=0, sigma0: float = 0.3,
            vectorized: bool = False) -> Result:
     """CMA-ES (the ``cma`` package, Hansen) from the box's centre, step ``sigma0`` x width.
 
@@ -46,7 +48,7 @@ def cma_es(f: Callable, bounds, budget: int, *, seed=None, sigma0: float = 0.3,
     d = box.shape[0]
     fc = CountedFunction(f, budget, vectorized=vectorized)
     width = box[:, 1] - box[:, 0]
-    seed_int = int(np.random.default_rng(seed).integers(1, 2**31 - 1))
+    seed_int = int(as_generator(seed).integers(1, 2**31 - 1))
     es = cma.CMAEvolutionStrategy(np.full(d, 0.5), sigma0, {
         "bounds": [0.0, 1.0], "seed": seed_int, "verbose": -9, "maxfevals": np.inf,
         "tolfun": 0.0, "tolx": 0.0, "tolfunhist": 0.0, "tolstagnation": 10**9,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 FUNCTIONS = ("sphere", "ellipsoid", "sharp_ridge", "rastrigin", "branin", "styblinski_tang")
@@ -86,7 +87,7 @@ class Problem:
         return float(val[0]) if x.ndim == 1 else val
 
 
-def make_problem(name: str, d: int, *, active_dim: int = 2, seed=None,
+def make_problem(name: str, d: int, *, active_dim: int = 2, seed=0,
                  half_width: float = 5.0) -> Problem:
     r"""A random multi-index test problem on $[-w,w]^d$.
 
@@ -110,7 +111,7 @@ def make_problem(name: str, d: int, *, active_dim: int = 2, seed=None,
         raise ValueError("sharp_ridge needs active_dim >= 2")
     if not half_width > 0:
         raise ValueError(f"half_width must be positive; got {half_width!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     q, r = np.linalg.qr(rng.standard_normal((d, d)))
     q = q * np.sign(np.diag(r))
     A = q[:, :active_dim].T.copy()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import subspace_angles
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 from .counting import CountedFunction
@@ -88,7 +89,7 @@ def learn_subspace(fc: CountedFunction, centre, active_dim: int, points: int, *,
     -------
     ndarray (d, m) with orthonormal columns.
     """
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     centre = np.asarray(centre, dtype=float)
     d = centre.size
     directions = min(directions, d)          # d directions already determine the gradient
@@ -170,7 +171,7 @@ def neural_subspace(fc: CountedFunction, bounds, active_dim: int, samples: int, 
     if not weight_decay >= 0 or not learning_rate > 0:
         raise ValueError(f"weight_decay must be >= 0 and learning_rate > 0; got "
                          f"{weight_decay!r}, {learning_rate!r}")
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     centre, half = box.mean(axis=1), (box[:, 1] - box[:, 0]) / 2
     X = rng.uniform(box[:, 0], box[:, 1], size=(samples, d))
     y = np.asarray(fc(X), dtype=float).reshape(samples)

@@ -6,6 +6,7 @@ import numpy as np
 from scipy import ndimage
 
 from icml25.common.ranking import check_ranking
+from icml25.common.streams import as_generator
 
 
 def _binary_pair(pred, target, name):
@@ -100,7 +101,7 @@ def iou_at_area(heat, evidence) -> np.ndarray:
 
 def random_maps(shape, *, seed=0) -> np.ndarray:
     """Uniform random heat maps of ``shape`` (the chance level of every localisation metric)."""
-    return np.random.default_rng(seed).random(shape)
+    return as_generator(seed).random(shape)
 
 
 # ----------------------------------------------------------------------------------------------

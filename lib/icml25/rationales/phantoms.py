@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from icml25.common.streams import as_generator
+
 from .concepts import CONCEPTS, GROUP_START, GROUPS, NORMAL, ZONE_NAMES, pirads
 
 
@@ -152,7 +154,7 @@ def make_phantoms(n: int, size: int = 32, *, seed=0, scanner: Scanner = SCANNER_
         raise ValueError(f"p_nodule must lie in [0, 1], got {p_nodule!r}")
     if len(scanner.gain) != 3 or scanner.gamma <= 0 or scanner.noise < 0 or scanner.blur < 0:
         raise ValueError(f"scanner needs three gains, gamma > 0, noise >= 0, blur >= 0: {scanner}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     K = len(CONCEPTS)
     grid = (np.arange(size) + 0.5) / size * 2 - 1
     yy, xx = np.meshgrid(grid, grid, indexing="ij")

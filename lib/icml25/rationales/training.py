@@ -8,6 +8,7 @@ import numpy as np
 
 from icml25.common import checkpoints
 from icml25.common.checkpoints import map_seeds, train_in_worker
+from icml25.common.streams import as_generator
 
 from .concepts import load_concept_embeddings
 from .models import (
@@ -52,9 +53,9 @@ def train(model, data: Phantoms, *, epochs: int = 10, batch_size: int = 32, lr: 
                          f"{epochs}, {batch_size}, {lr}")
     if not isinstance(model, (SmallUNet, RationaleModel, ConceptClassifier)):
         raise ValueError(f"cannot train a {type(model).__name__}")
-    torch.manual_seed(int(np.random.default_rng(seed).integers(2**31)))
+    torch.manual_seed(int(as_generator(seed).integers(2**31)))
     tensors = _tensors(data)
-    order_rng = np.random.default_rng(seed)
+    order_rng = as_generator(seed)
     opt = Adam(model.parameters(), lr=lr)
     total_steps, step = epochs * int(np.ceil(len(data) / batch_size)), 0
     history = []
@@ -140,7 +141,7 @@ def train_models(seed: int, config: dict = TRAINING, text=None, names=None) -> d
         kind, which, weights = MODELS[name]
         data = sets[which]
         epochs = config["epochs"] * (config["n_train"] // len(data))
-        torch.manual_seed(int(np.random.default_rng([seed, 10, j]).integers(2**31)))
+        torch.manual_seed(int(as_generator([seed, 10, j]).integers(2**31)))
         model = build(kind, text, config)
         kw = {k: config[k] for k in ("align", "disentangle", "concept", "tau")} | weights
         history = train(model, data, epochs=epochs, batch_size=config["batch_size"],

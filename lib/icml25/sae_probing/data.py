@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from icml25 import minilm
+from icml25.common.streams import as_generator
 
 PACKAGE = "sae_probes"
 INSTALL = "pip install --no-deps sae-probes==0.4.2"
@@ -155,7 +156,7 @@ def sample_texts(tags: Sequence[str] = DATASETS, per_dataset: int = PER_DATASET,
     for tag in tags:
         df = read_dataset(tag)
         classes[tag] = df.attrs["classes"]
-        rng = np.random.default_rng([seed, int(tag.split("_")[0])])
+        rng = as_generator([seed, int(tag.split("_")[0])])
         rows = []
         for c in (0, 1):
             members = np.flatnonzero(df["label"].to_numpy() == c)

@@ -19,7 +19,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from icml25.common.streams import stream_int
+from icml25.common.streams import as_generator, stream_int
 
 from .sae import TopKSAE
 
@@ -211,7 +211,7 @@ def validation_split(y, fraction: float = 0.25, seed: int = 0) -> tuple[np.ndarr
                          f"{counts.tolist()}")
     if not 0 < fraction < 1:
         raise ValueError(f"fraction must lie in (0, 1), got {fraction}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     val = []
     for c in (0, 1):
         members = rng.permutation(np.flatnonzero(y == c))

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from icml25.common.streams import stream
+from icml25.common.parallel import starmap
+from icml25.common.streams import as_generator, stream
 
 from .data import ProbingData
 from .probes import Probe, evaluate
@@ -44,7 +45,7 @@ def holdout(y, n_test: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     y = _check_labels(y)
     if n_test < 2 or n_test % 2:
         raise ValueError(f"n_test must be an even number >= 2, got {n_test}")
-    rng = np.random.default_rng(stream(seed, "test set"))
+    rng = as_generator(stream(seed, "test set"))
     test = []
     for c in (0, 1):
         members = np.flatnonzero(y == c)
@@ -73,7 +74,7 @@ def scarcity_split(y, n_train: int, n_test: int, seed: int = 0) -> Split:
     if n_train < 4:
         raise ValueError(f"n_train must be at least 4 (two per class to validate), got {n_train}")
     pool, test = holdout(y, n_test, seed)
-    rng = np.random.default_rng(stream(seed, f"scarcity training set {n_train}"))
+    rng = as_generator(stream(seed, f"scarcity training set {n_train}"))
     n_pos = -(-n_train // 2)
     train = _draw(y, pool, n_pos, n_train - n_pos, rng)
     return Split(train, test, y[train])
@@ -91,7 +92,7 @@ def imbalance_split(y, positive_fraction: float, n_train: int, n_test: int,
         raise ValueError(f"positive_fraction must lie in (0, 1), got {positive_fraction}")
     pool, test = holdout(y, n_test, seed)
     n_pos = int(min(max(round(positive_fraction * n_train), 2), n_train - 2))
-    rng = np.random.default_rng(
+    rng = as_generator(
         stream(seed, f"imbalance training set {round(positive_fraction * 1e6)}"))
     train = _draw(y, pool, n_pos, n_train - n_pos, rng)
     return Split(train, test, y[train])
@@ -104,7 +105,7 @@ def noise_split(y, flip_fraction: float, n_train: int, n_test: int, seed: int = 
     if not 0 <= flip_fraction <= 0.5:
         raise ValueError(f"flip_fraction must lie in [0, 0.5], got {flip_fraction}")
     base = scarcity_split(y, n_train, n_test, seed)
-    rng = np.random.default_rng(stream(seed, f"label flips {round(flip_fraction * 1e6)}"))
+    rng = as_generator(stream(seed, f"label flips {round(flip_fraction * 1e6)}"))
     flip = rng.choice(n_train, int(flip_fraction * n_train), replace=False)
     noisy = base.y_train.copy()
     noisy[flip] = 1 - noisy[flip]
@@ -148,7 +149,7 @@ def spurious_split(y, y_ood, agreement: float, n_train: int, n_test: int,
                          f"got {n_test}")
     labels = np.concatenate([y, y_ood])
     domain = np.concatenate([np.ones(len(y), int), np.zeros(len(y_ood), int)])
-    test_rng = np.random.default_rng(stream(seed, "spurious test set"))
+    test_rng = as_generator(stream(seed, "spurious test set"))
     cells = {(c, d): np.flatnonzero((labels == c) & (domain == d)) for c in (0, 1) for d in (0, 1)}
     test, pools = [], {}
     for (c, d), members in cells.items():
@@ -158,7 +159,7 @@ def spurious_split(y, y_ood, agreement: float, n_train: int, n_test: int,
         picked = test_rng.choice(members, n_test // 4, replace=False)
         test.append(picked)
         pools[c, d] = np.setdiff1d(members, picked)
-    rng = np.random.default_rng(
+    rng = as_generator(
         stream(seed, f"spurious training set {round(agreement * 1e6)}"))
     half = n_train // 2
     aligned = round(agreement * half)
@@ -237,7 +238,8 @@ def run_regime(data: ProbingData, layer: int, regime: str, settings, probes: Seq
     and shift settings are training sizes); ``n_test`` the size of the balanced test set. The
     shift and spurious regimes (:data:`SPURIOUS`) run on the data sets with OOD rows only; the
     shift regime's settings default to ``(n_train,)``.
-    ``n_jobs > 1`` spreads the data sets over processes (joblib); results do not depend on it.
+    ``n_jobs > 1`` spreads the data sets over processes (:func:`icml25.common.parallel.starmap`);
+    results do not depend on it.
     Every fit runs with one BLAS/OpenMP thread (``threadpoolctl``), which is faster at this size.
 
     Returns
@@ -262,12 +264,7 @@ def run_regime(data: ProbingData, layer: int, regime: str, settings, probes: Seq
         X_ood, y_ood = data.get(name, layer, ood=True) if with_ood else (None, None)
         jobs.append((X, y, X_ood, y_ood, name, regime, list(settings), probes, n_train, n_test,
                      seed))
-    if n_jobs == 1:
-        parts = [_run_dataset(*job) for job in jobs]
-    else:
-        from joblib import Parallel, delayed
-
-        parts = Parallel(n_jobs=n_jobs)(delayed(_run_dataset)(*job) for job in jobs)
+    parts = starmap(_run_dataset, jobs, n_jobs=n_jobs)
     df = pd.concat([f for part in parts for f in part], ignore_index=True)
     front = ["dataset", "regime", "setting"]
     return df[front + [c for c in df.columns if c not in front]]

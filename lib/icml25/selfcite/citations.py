@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.common.stats import Estimate, bootstrap_ci
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 __all__ = [
@@ -141,7 +142,7 @@ def length_balance(rejected, chosen, n_sentences: int, rng) -> list[int]:
     rejected, chosen = sorted(set(rejected)), set(chosen)
     if any(not 0 <= i < n_sentences for i in set(rejected) | chosen):
         raise ValueError(f"citations must lie in 0..{n_sentences - 1}")
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     free = [i for i in range(n_sentences) if i not in rejected]
     extra = max(0, len(chosen) - len(rejected))
     return sorted(rejected + list(rng.choice(free, extra, replace=False)))
@@ -264,7 +265,7 @@ def make_items(n: int, seed, style: str = "named") -> list[Item]:
     check_int(n, "n", minimum=1)
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     return [_make_item(rng, style) for _ in range(n)]
 
 
@@ -309,7 +310,7 @@ def propose_candidates(item: Item, n: int, rng, p_gold: float = 0.75,
     redrawn.
     """
     check_int(n, "n", minimum=1)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     p = np.where(np.array(item.kinds) == "gold", p_gold, p_other)
     out: list[tuple[int, ...]] = []
     while len(out) < n:
@@ -385,7 +386,7 @@ def candidate_rewards(logp_row, cands, kind: str = "drop_hold", tokens=None,
 def surrogate_weights(logp_row, n_ablations: int, rng, alpha: float = 0.01):
     """ContextCite's attributions of one statement from ``n_ablations`` random masks
     (each sentence kept with probability 1/2), read from its subset table."""
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     n = N_SENTENCES
     masks = rng.random((n_ablations, n)) < 0.5
     cols = (masks * (1 << np.arange(n))).sum(1)
@@ -401,7 +402,7 @@ def select(cache, n_candidates: int, rng, limit: int | None, n_ablations: int = 
     (P, R, F1) and the numbers of distinct candidates. The candidates depend on ``rng``
     only, not on which selectors run.
     """
-    rng, pick_rng = np.random.default_rng(rng).spawn(2)
+    rng, pick_rng = as_generator(rng).spawn(2)
     items = cache["items"] if items is None else items
     out = {s: np.empty((len(items), 3)) for s in selectors}
     n_distinct = np.empty(len(items), int)

@@ -32,10 +32,18 @@ import math
 
 import numpy as np
 
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int, check_scalar
-from .citations import (N_SENTENCES, length_balance, make_items, mask_of, prompt, reward,
-                        subset_index)
+
+from .citations import (
+    N_SENTENCES,
+    length_balance,
+    make_items,
+    mask_of,
+    prompt,
+    reward,
+    subset_index,
+)
 
 __all__ = [
     "RESULTS", "SUBSETS", "TRAINING", "add_lora", "choice_f1", "citation_logprobs",
@@ -186,7 +194,7 @@ def preference_pairs(policy_sums, scores, n_candidates: int, seed) -> list[tuple
     if policy_sums.shape != (len(scores), len(SUBSETS)) or scores.shape[1] != 2**N_SENTENCES:
         raise ValueError(f"policy_sums must be (items, {len(SUBSETS)}) and scores "
                          f"(items, {2**N_SENTENCES}); got {policy_sums.shape}, {scores.shape}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     full = 2**N_SENTENCES - 1
     pairs = []
     for k in range(len(scores)):
@@ -324,7 +332,7 @@ def train_simpo(model, tokenizer, items, pairs, *, seed, rank=8, alpha=16.0, lr=
         raise ValueError("no preference pairs to train on")
     params = add_lora(model, rank, alpha, seed)
     opt = Adam(params, lr=lr)
-    order_rng = np.random.default_rng(stream(seed, "pair order"))
+    order_rng = as_generator(stream(seed, "pair order"))
     conts = dict(zip(SUBSETS.tolist(), _citation_ids(tokenizer)))
     prefixes = {k: _prefix_ids(tokenizer, items[k]) for k, _, _ in pairs}
     history = []

@@ -10,6 +10,7 @@ from itertools import product
 import numpy as np
 import torch
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 
@@ -30,7 +31,7 @@ class MotifData:
 def _seeded(seed):
     """Initialise parameters from ``seed`` without touching torch's global generator."""
     with torch.random.fork_rng():
-        torch.manual_seed(int(np.random.default_rng(seed).integers(2**31)))
+        torch.manual_seed(int(as_generator(seed).integers(2**31)))
         yield
 
 
@@ -47,7 +48,7 @@ def two_motif_xor(n: int, *, seed, noise: float = 0.3) -> MotifData:
     check_int(n, "n", minimum=1)
     if not 0 <= noise < 0.7:
         raise ValueError(f"noise must lie in [0, 0.7); got {noise}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     X = rng.uniform(0, noise, (n, 1, 8, 8))
     a, b = rng.random(n) < 0.5, rng.random(n) < 0.5
     X[a, 0, 0:2, 0:4] = rng.uniform(0.7, 1.0, (a.sum(), 2, 4))

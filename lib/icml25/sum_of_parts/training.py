@@ -8,6 +8,7 @@ from torch import nn
 
 from icml25.common.optim import AdamW
 from icml25.common.parallel import starmap
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 from icml25.sum_of_parts.data import _upsample, patch_grid, random_patch_mask
 from icml25.sum_of_parts.models import SOPOutput, SumOfParts
@@ -38,7 +39,7 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
     if len(X) != len(y) or len(X) == 0:
         raise ValueError("X and y must be non-empty and of equal length; "
                          f"got {len(X)}, {len(y)}")
-    start = int(np.random.default_rng(seed).integers(2**31))
+    start = int(as_generator(seed).integers(2**31))
     generator = torch.Generator().manual_seed(start)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = AdamW(params, lr=lr, weight_decay=weight_decay)

@@ -64,7 +64,11 @@ from .digits import (
 )
 from .linear import (
     FlowResult as FlowResult,
+)
+from .linear import (
     Tasks as Tasks,
+)
+from .linear import (
     TransferSimulation,
     deep_linear_gd,
     end_to_end,
@@ -78,7 +82,6 @@ from .linear import (
 )
 from .relu import (
     ReluSimulation,
-    _relu_population_grads as _relu_population_grads,  # imported by the tests
     relu_fit,
     relu_kernel,
     relu_linear_transfer,
@@ -86,6 +89,9 @@ from .relu import (
     relu_population_risk,
     relu_pretrain,
     simulate_relu_transfer,
+)
+from .relu import (
+    _relu_population_grads as _relu_population_grads,  # imported by the tests
 )
 
 __all__ = [

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int
+
 from ._common import LEARNERS, _array, _integers
 
 __all__ = [
@@ -267,7 +268,7 @@ def simulate_digits_transfer(overlaps, ns, *, repetitions: int = 4, seed: int = 
                          f"ns must not exceed it; got max {ns.max()}")
     Q, N, R, d = len(overlaps), len(ns), repetitions, X_all.shape[1]
     children = stream(seed, "digits repetitions").spawn(R)
-    gens = [np.random.default_rng(child) for child in children]
+    gens = [as_generator(child) for child in children]
     targets, sources, splits, starts = [], [], [], []
     for g in gens:
         t, s = digit_task_classes(g, k, overlaps)

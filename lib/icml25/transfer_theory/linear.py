@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int
+
 from ._common import LEARNERS, _angles, _array
 from .closed_forms import _balanced_norm
 
@@ -111,7 +112,7 @@ def init_deep_linear(d: int, depth: int = 2, scale: float = 1e-3, *, batch=(), r
     d = check_int(d, "d", minimum=1)
     L = check_int(depth, "depth", minimum=2)
     alpha = float(_array(scale, "scale", low=0.0, strict_low=True))
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     batch = tuple(np.atleast_1d(batch).astype(int)) if np.size(batch) else ()
     hidden = [alpha * rng.standard_normal((*batch, d, d)) / np.sqrt(d) for _ in range(L - 1)]
     return [*hidden, alpha * rng.standard_normal((*batch, d))]
@@ -365,7 +366,7 @@ def make_tasks(d: int, seeds: int, seed: int = 0) -> Tasks:
     """Random orthonormal pairs :math:`(\\beta_s,\\beta_\\perp)`, one per repetition, drawn
     from the stream ``"tasks"`` of ``seed``."""
     d, seeds = check_int(d, "d", minimum=2), check_int(seeds, "seeds", minimum=1)
-    rng = np.random.default_rng(stream(seed, "tasks"))
+    rng = as_generator(stream(seed, "tasks"))
     Q, _ = np.linalg.qr(rng.standard_normal((seeds, d, 2)))
     return Tasks(Q[..., 0], Q[..., 1])
 
@@ -430,7 +431,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
         raise ValueError("gammas, thetas and sigmas must be 1-D")
     eps = float(_array(init_scale, "init_scale", low=0.0, strict_low=True))
     tasks = make_tasks(d, seeds, seed)
-    rng = np.random.default_rng(stream(seed, "pretraining start"))
+    rng = as_generator(stream(seed, "pretraining start"))
     start = rng.standard_normal((seeds, d))
     start *= eps / np.linalg.norm(start, axis=1, keepdims=True)
     pre = gradient_flow(np.eye(d), tasks.beta_s @ np.eye(d), start, depth=L, step=step,
@@ -445,7 +446,7 @@ def simulate_transfer(d: int, gammas, thetas, sigmas=(0.0,), *, seeds: int = 4, 
     converged = {k: np.empty(shape, bool) for k in ("scratch", "finetune")}
     for i, gamma in enumerate(gammas):
         n = max(1, int(round(gamma * d)))
-        draw = np.random.default_rng(stream(seed, f"design, noise, scratch start {i}"))
+        draw = as_generator(stream(seed, f"design, noise, scratch start {i}"))
         X = draw.standard_normal((seeds, n, d))
         noise = draw.standard_normal((seeds, n))
         y = (np.einsum("snd,tsd->tsn", X, beta_t)[None]

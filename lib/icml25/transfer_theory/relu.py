@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int
+
 from ._common import LEARNERS, _array, _integers
 
 __all__ = [
@@ -212,7 +213,7 @@ def simulate_relu_transfer(d: int, k: int, m: int, mus, ns, *, seeds: int = 3, s
     sigma = float(_array(sigma, "sigma", low=0.0))
     if np.any(np.rint(mus * k) >= k):
         raise ValueError("every mu must leave at least one source neuron: round(mu * k) < k")
-    rng = np.random.default_rng(stream(seed, "teachers and initialisation"))
+    rng = as_generator(stream(seed, "teachers and initialisation"))
     V = rng.standard_normal((seeds, k, d))
     V /= _norms(V)[..., None]
     a_t = np.full((seeds, k), 1.0 / k)
@@ -235,7 +236,7 @@ def simulate_relu_transfer(d: int, k: int, m: int, mus, ns, *, seeds: int = 3, s
     shape = (len(mus), len(ns), seeds)
     risk = {name: np.empty(shape) for name in LEARNERS}
     for j, n in enumerate(ns):
-        draw = np.random.default_rng(stream(seed, f"target samples {j}"))
+        draw = as_generator(stream(seed, f"target samples {j}"))
         X = draw.standard_normal((seeds, int(n), d))
         y = (np.maximum(X @ np.swapaxes(V, -1, -2), 0) @ a_t[..., None])[..., 0]
         y = y + sigma * draw.standard_normal(y.shape)

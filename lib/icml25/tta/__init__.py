@@ -79,9 +79,6 @@ from .data import (
     load_digits16,
     load_mnist,
 )
-from .data import (
-    _mnist5k as _mnist5k,
-)
 from .methods import CMF, ROID, BNStats, Source, Tent
 from .methods import _TTAMethod as _TTAMethod
 from .model import (

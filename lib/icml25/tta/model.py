@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.common.optim import Adam
+from icml25.common.streams import as_generator
 from icml25.common.streams import stream as seed_stream
 
 from .data import N_CLASSES
@@ -85,7 +86,7 @@ def train_source(x, y, *, epochs: int = 15, batch_size: int = 64, lr: float = 3e
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = SmallCNN(widths)
-    rng = np.random.default_rng(seed_stream(int(seed), "batch order"))
+    rng = as_generator(seed_stream(int(seed), "batch order"))
     opt = Adam(model.parameters(), lr=lr)
     model.train()
     for _ in range(int(epochs)):

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from icml25.common.parallel import starmap
+from icml25.common.streams import as_generator
 from icml25.common.streams import stream as seed_stream
 
 from .data import DEFAULT_DOMAINS, N_CLASSES, _check_images, corrupt
@@ -136,7 +138,7 @@ def run_stream(method_factory: Callable[[], _TTAMethod], stream: Sequence[Domain
     start = time.perf_counter()
     for r in range(int(rounds)):
         for d, dom in enumerate(stream):
-            rng = np.random.default_rng(seed_stream(int(seed), f"visit: round {r}, domain {d}"))
+            rng = as_generator(seed_stream(int(seed), f"visit: round {r}, domain {d}"))
             n = len(dom.y)
             visit = (np.arange(n) if per_visit is None
                      else np.sort(rng.choice(n, int(per_visit), replace=False)))
@@ -163,15 +165,18 @@ def run_stream(method_factory: Callable[[], _TTAMethod], stream: Sequence[Domain
                         np.asarray(step_round), np.asarray(step_domain), seconds, method)
 
 
+def _run_with(method_factory, stream, kwargs) -> StreamResult:
+    return run_stream(method_factory, stream, **kwargs)
+
+
 def run_streams(runs: Mapping, *, n_jobs: int = 1) -> dict:
     """Run independent streams, spread over ``n_jobs`` processes; ``{key: StreamResult}``.
 
     ``runs`` maps a key to ``(method_factory, stream, kwargs)``, the arguments of one
     :func:`run_stream` call. Every run is deterministic given its own arguments (the factory
-    deep-copies its model; the batch order comes from ``seed``), so the results equal those of
-    running them one after the other. The worker processes (joblib's loky backend, which pickles
-    the factories with cloudpickle) inherit this process's environment, hence its pinned CPU
-    numerics; they are reused between calls.
+    deep-copies its model; the batch order comes from ``seed``), and the workers compute as this
+    process does (:func:`icml25.common.parallel.starmap`: its environment, one thread), so the
+    results equal those of running them one after the other.
     """
     if int(n_jobs) != n_jobs or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
@@ -179,10 +184,5 @@ def run_streams(runs: Mapping, *, n_jobs: int = 1) -> dict:
     for key in keys:
         if len(runs[key]) != 3:
             raise ValueError(f"runs[{key!r}] must be (method_factory, stream, kwargs)")
-    if n_jobs == 1 or len(keys) < 2:
-        return {key: run_stream(f, s, **kw) for key, (f, s, kw) in runs.items()}
-    from joblib import Parallel, delayed
-
-    done = Parallel(n_jobs=int(n_jobs), backend="loky")(
-        delayed(run_stream)(f, s, **kw) for f, s, kw in (runs[k] for k in keys))
+    done = starmap(_run_with, [tuple(runs[k]) for k in keys], n_jobs=int(n_jobs))
     return dict(zip(keys, done))

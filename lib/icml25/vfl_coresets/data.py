@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 
 def rare_rows_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), rare: float = 0.01,
-                   noise: float = 1.0, seed=None):
+                   noise: float = 1.0, seed=0):
     r"""Three parties' blocks where a rare segment alone carries the last party's features.
 
     Common rows: $x\sim\mathcal N(0,I)$ on the first parties' columns, zeros on the last
@@ -27,7 +28,7 @@ def rare_rows_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), rare: fl
     if len(widths) < 2 or min(widths) < 1:
         raise ValueError("widths must list at least two positive block widths")
     n = check_int(n, "n", minimum=2)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     d, last = sum(widths), widths[-1]
     X = rng.standard_normal((n, d))
     is_rare = rng.random(n) < rare
@@ -44,13 +45,13 @@ def rare_rows_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), rare: fl
 
 
 def gaussian_data(n: int, *, task: str = "ridge", widths=(10, 10, 10), noise: float = 1.0,
-                  seed=None):
+                  seed=0):
     """Blocks of i.i.d. standard Gaussian rows, no rare segment; returns ``blocks, y, beta``."""
     if task not in ("ridge", "logistic"):
         raise ValueError(f"task must be 'ridge' or 'logistic'; got {task!r}")
     widths = [int(w) for w in widths]
     n = check_int(n, "n", minimum=2)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     d = sum(widths)
     X = rng.standard_normal((n, d))
     beta = rng.standard_normal(d) * 2 / np.sqrt(d)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from icml25.common.stats import bootstrap_replicates
-from icml25.common.streams import stream
+from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_int
 
 from ._checks import METHODS, _blocks, _check_replace
@@ -119,7 +119,7 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
             weights = np.empty((reps, m))
             for r in range(reps):
                 name = f"coreset {method} m={m} rep={r}"
-                rng = np.random.default_rng(_substream(seed, name))
+                rng = as_generator(_substream(seed, name))
                 indices[r], weights[r] = _draw(p, m, rng, replace=replace, cdf=cdf)
             betas[b] = fit_many(indices, weights)
             ordered = np.sort(indices, axis=1)
@@ -141,7 +141,7 @@ def bootstrap_medians(*samples, boot: int = 2000, seed=0) -> np.ndarray:
     """
     if boot < 10:
         raise ValueError(f"boot must be at least 10; got {boot}")
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     out = np.empty((boot, len(samples)))
     for k, sample in enumerate(samples):
         a = np.asarray(sample, dtype=float)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml25.common.streams import as_generator
 from icml25.common.validation import check_int, check_scalar
 
 from ._checks import METHODS, _blocks, _check_labels_pm1, _check_replace
@@ -137,7 +138,7 @@ class Coreset:
         return int(self.floats_sent.sum())
 
 
-def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=None,
+def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=0,
                    replace: bool = True) -> Coreset:
     r"""Draw a coreset of size ``m`` from ``probabilities`` and weight it.
 
@@ -153,7 +154,7 @@ def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=N
     p = _probabilities(probabilities)
     m = check_int(m, "m", minimum=1, maximum=p.size)
     replace = _check_replace(replace)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     draws, per_draw = _draw(p, m, rng, replace=replace)
     indices, first, counts = np.unique(draws, return_index=True, return_counts=True)
     weights = counts * per_draw[first]
@@ -162,7 +163,7 @@ def sample_coreset(probabilities, m: int, *, widths, scored: bool = True, seed=N
     return Coreset(indices, weights, p, sent, int(p.size * widths.sum()), replace)
 
 
-def coreset(blocks, y, m: int, *, method: str, lam: float, seed=None,
+def coreset(blocks, y, m: int, *, method: str, lam: float, seed=0,
             label_party: int = -1, replace: bool = True) -> Coreset:
     r"""A weighted coreset of ``m`` draws for data held as vertical blocks.
 

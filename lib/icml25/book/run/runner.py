@@ -30,12 +30,11 @@ from pathlib import Path
 
 import nbformat
 
-from icml25.common import numerics
 from icml25.book.params import RECORD_ENV, SCHEDULER_ENV, SOURCE_ENV
 from icml25.book.run import notebooks
 from icml25.book.run.spec import RunSpec
 from icml25.book.run.staleness import input_digest
-from icml25.common import paths
+from icml25.common import numerics, paths
 from icml25.common.hashing import sha256_file
 
 

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from icml25.common import paths
+from icml25.common.streams import as_generator
 
 RECORD = paths.BOOK / "_static" / "bench.json"
 PAGE = paths.BOOK / "_performance.md"
@@ -179,7 +180,7 @@ def bench_sotdd(quick: bool) -> list[dict]:
     L = 1000
     for n, repeats in ((1000, 3),) if quick else ((4000, 5), (16000, 3)):
         X1, y1, X2, y2 = _classification(n)
-        theta = draw_projections(64, L, 5, np.random.default_rng(0)).theta
+        theta = draw_projections(64, L, 5, as_generator(0)).theta
         data = (X1, y1, X2, y2)
         ours, floor = paired_cpu_seconds(
             [lambda d=data: sotdd(*d, n_projections=L, seed=0),
@@ -245,7 +246,7 @@ def bench_metric_mst(quick: bool) -> list[dict]:
 
     rows = []
     n = 2000 if quick else 8000
-    X = gaussian_mixture(n, 32, 20, np.random.default_rng(0))
+    X = gaussian_mixture(n, 32, 20, as_generator(0))
     ours = best_cpu_seconds(lambda: forest_completion_mst(X, seed=0), 3)
     prim = best_cpu_seconds(lambda: exact_mst(X, method="prim"), 1)
     rows.append(_row("15", "MFC (forest completion)", f"n = {n:,}, d = 32, 20 clusters",
@@ -253,7 +254,7 @@ def bench_metric_mst(quick: bool) -> list[dict]:
                      [_peer("exact MST, implicit Prim (icml25.metric_mst.exact_mst)", prim,
                             "exact")]))
     rows += _bench_mfc_authors(quick)
-    X2 = gaussian_mixture(n, 2, 20, np.random.default_rng(0))
+    X2 = gaussian_mixture(n, 2, 20, as_generator(0))
     ours2 = best_cpu_seconds(lambda: forest_completion_mst(X2, seed=0), 3)
     emst = best_cpu_seconds(lambda: exact_emst(X2, library="mlpack"), 3)
     import mlpack
@@ -285,7 +286,7 @@ def _bench_mfc_authors(quick: bool) -> list[dict]:
         size = f"n = {n:,}, d = {d}"
         if size not in seconds:
             continue
-        X = np.random.default_rng(2025).random((n, d)).astype(np.float32).astype(np.float64)
+        X = as_generator(2025).random((n, d)).astype(np.float32).astype(np.float64)
         forest_completion_mst(X, seed=0)  # a warm process, as theirs was
         ours = best_cpu_seconds(lambda X=X: forest_completion_mst(X, seed=0), 3,
                                 max_seconds=60, statistic=statistics.median)
