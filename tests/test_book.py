@@ -255,17 +255,35 @@ def test_chapter_pages_show_figures_and_numbers(server):
                 assert sum(loaded) <= 1.5e6, f"{path}: {sum(loaded) / 1e6:.2f} MB"
             assert page.locator("svg.svg-inline--fa").count() >= 3
             assert page.locator("i[class*='fa-']").count() == 0, f"{path}: an icon is missing"
-        # On a phone (390 px) every figure keeps its aspect ratio: only the size shrinks.
+        # On a phone (390 px) every figure keeps its aspect ratio, and its text stays
+        # readable: drawn at 100 dpi, the book's smallest style font (9 pt, ticks and legends)
+        # is 12.5 px at the figure's drawn width; on the page it must stay at least 10 px, the
+        # figure scrolling sideways within its column, not the page.
+        from icml25.book import plotting
+
+        smallest = min(plotting.STYLE[k] for k in ("xtick.labelsize", "ytick.labelsize",
+                                                   "legend.fontsize", "axes.labelsize"))
+        px_at_drawn_size = smallest * plotting.STYLE["savefig.dpi"] / 72
         page.set_viewport_size({"width": 390, "height": 844})
-        page.goto(f"{server}/chapters/11-sotdd/reproduction.html", wait_until="load")
-        page.wait_for_load_state("networkidle")
-        shapes = page.evaluate(
-            "Array.from(document.querySelectorAll('main img')).filter(i => i.naturalWidth)"
-            ".map(i => [i.getAttribute('src'), i.clientWidth, i.clientHeight,"
-            " i.naturalWidth / i.naturalHeight])")
-        assert shapes and all(w <= 390 for _, w, _, _ in shapes)
-        squashed = [src for src, w, h, ratio in shapes if abs(w / h / ratio - 1) > 0.02]
-        assert not squashed, f"figures squashed at 390 px: {squashed}"
+        for path in ("chapters/11-sotdd/reproduction.html", "chapters/16-sum-of-parts/method.html",
+                     "chapters/04-dct-gmm/reproduction.html"):
+            page.goto(f"{server}/{path}", wait_until="load")
+            page.wait_for_load_state("networkidle")
+            page.evaluate("document.querySelectorAll('img[loading=lazy]')"
+                          ".forEach(i => { i.loading = 'eager'; })")
+            page.wait_for_function("Array.from(document.images).every(i => i.complete)")
+            shapes = page.evaluate(
+                "Array.from(document.querySelectorAll('main img:not(.sd-card-img-top)'))"
+                ".filter(i => i.naturalWidth && i.getAttribute('width'))"
+                ".map(i => [i.getAttribute('src'), i.clientWidth, i.clientHeight,"
+                " i.naturalWidth / i.naturalHeight, Number(i.getAttribute('width'))])")
+            assert len(shapes) >= 3, path
+            squashed = [src for src, w, h, ratio, _ in shapes if abs(w / h / ratio - 1) > 0.02]
+            assert not squashed, f"{path}: figures squashed at 390 px: {squashed}"
+            small = [(src, round(px_at_drawn_size * w / drawn, 1))
+                     for src, w, _, _, drawn in shapes if px_at_drawn_size * w / drawn < 10]
+            assert not small, f"{path}: figure text under 10 px at 390 px: {small}"
+            assert page.evaluate("document.documentElement.scrollWidth") <= 392, path
         browser.close()
 
 

@@ -2,9 +2,11 @@
 
 Chapter 18's training seed 0 (three models, about 6 CPU-minutes) is retrained in a fresh
 process by the command of ``data/MANIFEST``, and every tensor of its checkpoint, and every
-loss curve, must equal the committed file's bit for bit. Under ``MKL_CBWR=COMPATIBLE`` this
-holds on an Intel and an AMD CPU alike; under the pins of before it did not (16 of 162 tensors
-of seed 0 equal on an AMD EPYC, the largest relative difference 0.44).
+loss curve, must equal the committed file's bit for bit, on an Intel and an AMD CPU alike. It
+took two things: ``MKL_CBWR=COMPATIBLE`` (under the pins of before, 16 of 162 tensors of seed 0
+were equal on an AMD EPYC, the largest relative difference 0.44), and an Adam whose square root
+is correctly rounded (``icml25.common.optim``): torch's Adam divides by MKL's float32 root,
+which rounds by vendor under every branch.
 """
 
 import subprocess

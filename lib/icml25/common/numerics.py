@@ -27,9 +27,16 @@ AVX-512 kernels where the CPU has them, and three of the probe's numpy kernels (
 (``ICML25_PERTURB=numpy`` runs so). MKL needs more than a cap: it honours its instruction-set branches
 (``MKL_CBWR=AVX2``) on Intel CPUs only and takes a path of its own on any other vendor's, so an
 AMD EPYC and an Intel Xeon parted in every torch matmul, ``exp`` and ``erf`` under ``AVX2``.
-``COMPATIBLE`` is the one branch that MKL runs alike on both: under it the numerics probe
-(``python -m icml25.book numerics``) gives the same bits on the two machines for all 35 kernels
-they share. It costs time: about 1.2 times the CPU time of a torch chapter (05, 16; paired runs),
+``COMPATIBLE`` is the one branch that MKL runs alike on both, with one exception: its vector
+square root, which torch calls for every float32 ``sqrt``, is not correctly rounded and rounds
+otherwise on each vendor's CPU (17% of 100,003 roots one unit off on an AMD EPYC; other bits
+again on an Intel Xeon). torch's Adam and AdamW divide by it at every step, so a model they train
+parts between vendors. The book takes its roots and its optimisers from
+:mod:`icml25.common.optim`, whose root goes through float64 and is correctly rounded on every
+CPU, and a test keeps torch's out of the book's code. Under the pins the numerics probe
+(``python -m icml25.book numerics``) then gives the same bits on the two machines for every
+kernel they share but torch's own root and AdamW (:data:`icml25.book.probe.VENDOR_KERNELS`),
+which it measures to show the difference. It costs time: about 1.2 times the CPU time of a torch chapter (05, 16; paired runs),
 up to 2 times for a process of nothing but large matmuls. On other architectures (arm64) only the thread counts apply,
 and figures may differ in their last digits: the claims declare how far they may move.
 
