@@ -551,8 +551,8 @@ s_table
 # * SSA's rule behaves as its formula says (its step follows the update noise to a fixed
 #   point). With our relative $S$ it changes CMF's error by a fraction of a point at most:
 #   on the easy stream, at the usual and at a ten times hotter learning rate, and on the
-#   hard one. With the author's absolute $S$ its error on the hard stream comes out about
-#   two points below CMF's, a difference that single run seeds leave inside their
+#   hard one. With the author's absolute $S$ its error on the hard stream comes out a point
+#   or two below CMF's in this run, a difference that single run seeds leave inside their
 #   intervals and that the ledger decides by pooling the seeds. It gets there by nearly
 #   freezing the weights, which the normalisation alone does better still. The paper's
 #   gains are measured on ResNets over ImageNet-scale streams with an absolute $S$ tuned
