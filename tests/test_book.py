@@ -272,11 +272,11 @@ def test_chapter_pages_show_figures_and_numbers(server):
             page.evaluate("document.querySelectorAll('img[loading=lazy]')"
                           ".forEach(i => { i.loading = 'eager'; })")
             page.wait_for_function("Array.from(document.images).every(i => i.complete)")
-            shapes = page.evaluate(
+            shapes = page.evaluate(  # myst-nb writes the drawn size into the style
                 "Array.from(document.querySelectorAll('main img:not(.sd-card-img-top)'))"
-                ".filter(i => i.naturalWidth && i.getAttribute('width'))"
+                ".filter(i => i.naturalWidth && parseFloat(i.style.width))"
                 ".map(i => [i.getAttribute('src'), i.clientWidth, i.clientHeight,"
-                " i.naturalWidth / i.naturalHeight, Number(i.getAttribute('width'))])")
+                " i.naturalWidth / i.naturalHeight, parseFloat(i.style.width)])")
             assert len(shapes) >= 3, path
             squashed = [src for src, w, h, ratio, _ in shapes if abs(w / h / ratio - 1) > 0.02]
             assert not squashed, f"{path}: figures squashed at 390 px: {squashed}"

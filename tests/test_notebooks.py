@@ -238,7 +238,8 @@ def test_no_run_reads_the_build_time_declarations():
         for py in chapter.notebooks:
             record = state(py).record
             inputs = record.get("inputs", {}) if record else {}
-            assert "lib/icml25/book/declared.py" in inputs, py
+            if record and record.get("claims"):  # a notebook that reports claims reads them
+                assert "lib/icml25/book/declared.py" in inputs, py
             assert "lib/icml25/book/declarations.py" not in inputs, py
 
 
