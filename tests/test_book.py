@@ -277,7 +277,7 @@ def test_chapter_pages_show_figures_and_numbers(server):
                 ".filter(i => i.naturalWidth && parseFloat(i.style.width))"
                 ".map(i => [i.getAttribute('src'), i.clientWidth, i.clientHeight,"
                 " i.naturalWidth / i.naturalHeight, parseFloat(i.style.width)])")
-            assert len(shapes) >= 3, path
+            assert shapes, path  # (16's method page has two figures)
             squashed = [src for src, w, h, ratio, _ in shapes if abs(w / h / ratio - 1) > 0.02]
             assert not squashed, f"{path}: figures squashed at 390 px: {squashed}"
             small = [(src, round(px_at_drawn_size * w / drawn, 1))
