@@ -32,6 +32,31 @@ def _coverage(n_seeds, tau, within, sims=2000, seed=20261204):
     return hits / sims
 
 
+def test_random_effects_reproduces_a_published_worked_example():
+    """The BCG vaccine trials (Colditz et al. 1994), the worked example of metafor's ``rma``:
+    log risk ratios of 13 trials, DerSimonian-Laird and the Knapp-Hartung interval. metafor
+    prints estimate -0.7141, tau^2 0.3088 and 95% interval [-1.1078, -0.3204]; statsmodels'
+    ``combine_effects`` (its "random effect wls" row, with t) is an independent second reading."""
+    from icml25.common.stats import random_effects
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    # treated with TB, treated without, control with TB, control without
+    a, b, c, d = np.array([
+        [4, 119, 11, 128], [6, 300, 29, 274], [3, 228, 11, 209], [62, 13536, 248, 12619],
+        [33, 5036, 47, 5761], [180, 1361, 372, 1079], [8, 2537, 10, 619],
+        [505, 87886, 499, 87892], [29, 7470, 45, 7232], [17, 1699, 65, 1600],
+        [186, 50448, 141, 27197], [5, 2493, 3, 2338], [27, 16886, 29, 17825]], float).T
+    y = np.log(a / (a + b)) - np.log(c / (c + d))
+    v = 1 / a - 1 / (a + b) + 1 / c - 1 / (c + d)
+    mu, half, tau2 = random_effects(y, np.sqrt(v))
+    assert (round(mu, 4), round(tau2, 4)) == (-0.7141, 0.3088)
+    assert (round(mu - half, 4), round(mu + half, 4)) == (-1.1078, -0.3204)
+    frame = combine_effects(y, v, method_re="dl", use_t=True).summary_frame()
+    row = frame.loc["random effect wls"]
+    np.testing.assert_allclose([mu, mu - half, mu + half],
+                               [row["eff"], row["ci_low"], row["ci_upp"]], rtol=1e-12)
+
+
 @pytest.mark.parametrize("n_seeds, tau, within", [
     (5, 0.1, 0.0),     # no within-seed interval: the t interval over seeds
     (5, 0.1, 0.05),    # between-seed variance dominates (a model's training luck)

@@ -164,15 +164,21 @@ def standard_errors(intervals) -> np.ndarray:
 
 
 def random_effects(y, se, level: float = 0.95) -> tuple[float, float, float]:
-    """``(mu, half_width, tau2)``: DerSimonian-Laird with the modified HKSJ interval at
-    ``level`` (95% unless a sequential design asks for a wider one at each of its looks).
+    r"""``(mu, half_width, tau2)``: DerSimonian-Laird with the Hartung-Knapp-Sidik-Jonkman
+    interval at ``level`` (95% unless a sequential design asks for a wider one at each look).
+
+    The HKSJ interval is the plain one, $\hat\mu \pm t_{n-1} \sqrt{q}$ with
+    $q = \sum w_i (y_i - \hat\mu)^2 / ((n-1) \sum w_i)$, not truncated below at
+    $1 / \sum w_i$ (the "modified" variant); ``tests/test_verdicts.py`` checks it against the
+    BCG vaccine example of metafor's ``rma(..., method="DL", test="knha")`` and statsmodels'
+    ``combine_effects``.
 
     Parameters
     ----------
     y : array of shape (n,)
-        The seeds' values $y_i$, $n \\ge 2$.
+        The seeds' values $y_i$, $n \ge 2$.
     se : array of shape (n,)
-        Their within-seed standard errors $s_i \\ge 0$; where one is zero (no within-seed
+        Their within-seed standard errors $s_i \ge 0$; where one is zero (no within-seed
         error, or an interval of zero width) the $t$ interval over the seeds is used.
     level : float
         The two-sided coverage of the interval, in (0, 1).
