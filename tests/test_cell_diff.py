@@ -146,6 +146,34 @@ def test_scheduler_is_the_cosine_schedule_with_200_steps():
     assert np.allclose(s.betas.numpy(), betas, atol=1e-6)
 
 
+@pytest.fixture
+def torch_roots_correctly_rounded(monkeypatch):
+    """diffusers' float32 ``** 0.5`` with the book's correctly rounded root, so that the
+    book's steps can be compared with diffusers' bit for bit."""
+    from icml25.common.optim import sqrt
+
+    power = torch.Tensor.__pow__
+    monkeypatch.setattr(torch.Tensor, "__pow__",
+                        lambda x, e: sqrt(x) if e == 0.5 else power(x, e))
+
+
+@pytest.mark.parametrize("kind", ["ddim", "ddpm"])
+def test_the_book_s_steps_are_diffusers_with_a_correctly_rounded_root(
+        kind, torch_roots_correctly_rounded):
+    sched = C.scheduler(kind)
+    sched.set_timesteps(10 if kind == "ddim" else C.T_TRAIN)
+    g = torch.Generator().manual_seed(0)
+    x0, noise = torch.randn(6, 1, 8, 8, generator=g), torch.randn(6, 1, 8, 8, generator=g)
+    t = torch.tensor([0, 1, 57, 120, 198, 199])
+    assert torch.equal(C.add_noise(sched, x0, noise, t), sched.add_noise(x0, noise, t))
+    x = torch.randn(6, 1, 8, 8, generator=g)
+    for step in sched.timesteps[[0, 1, -2, -1]]:  # the last step has no earlier alpha-bar
+        eps = torch.randn(6, 1, 8, 8, generator=g)
+        ours = C.denoise_step(sched, eps, step, x, torch.Generator().manual_seed(1))
+        theirs = sched.step(eps, step, x, generator=torch.Generator().manual_seed(1))
+        assert torch.equal(ours, theirs.prev_sample), int(step)
+
+
 def test_unified_loss_switch_and_gradients(cells):
     model = C.build("cell_diff", SMALL)
     x0, morph, seq = _to_model(cells)

@@ -117,3 +117,77 @@ def test_every_included_object_exists(inc):
 def test_the_method_notebook_shows_its_code(chapter):
     shown = [inc for inc in INCLUDES if inc.chapter == chapter and "pyobject" in inc.options]
     assert shown, f"chapter {chapter}: its method.py shows no object of lib/icml25"
+
+
+# -- one convention per thing in a chapter's code ---------------------------------------------
+
+#: Comparisons with a number that happens to equal a declared threshold of the chapter but is
+#: not that threshold, each with what the number is (the test below flags every other one).
+NOT_A_THRESHOLD = {
+    ("07", "np.abs(g_line - 1) > 0.02"): "a gap around the pole at gamma = 1 of the plotted risk",
+    ("07", "gain_mean['linear'] > 0.01"): "the margin of a clear win, not a claim's threshold",
+    ("07", "theory_lt > 0.01"): "the same margin on the theory's side",
+    ("10", "len(rate_grids) == 2"): "the number of grids an order of convergence needs",
+    ("11", "timings[method][n] < 2.0"): "seconds: trace memory only where a run is cheap",
+    ("13", "row == 3"): "a row of the figure",
+}
+#: Numbers too common to read as a threshold when they appear in a comparison (chance, a sign,
+#: a probability mask), though some chapters declare them as one.
+_COMMON = {0.0, 0.5, 1.0}
+VERDICT_WORDS = {"holds", "does not hold", "inconclusive", "holds in part"}
+CHAPTER_CODE = sorted(p for p in (paths.ROOT / "chapters").glob("[0-9][0-9]-*/*.py")
+                      if p.stem in ("method", "reproduction"))
+
+
+def _declared_thresholds(chapter_dir: Path) -> set[float]:
+    import tomllib
+
+    found = set()
+    for entry in tomllib.loads((chapter_dir / "claims.toml").read_text()).get("claims", []):
+        t = entry.get("threshold")
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            found.add(float(t))
+    return found - _COMMON
+
+
+@pytest.mark.parametrize("source", CHAPTER_CODE, ids=lambda p: f"{p.parent.name[:2]}-{p.stem}")
+def test_chapter_code_reads_sizes_and_thresholds_from_their_one_place(source):
+    """A size comes from the chapter's ``SIZES`` (``run.size``), never from a branch on the
+    mode; a declared threshold is read with ``book.threshold(id)``, never typed again; a verdict
+    is the recorded one, never written by hand. The one branch on the mode allowed is
+    ``mode == "paper"``: the paper mode trains the models that other modes load."""
+    chapter = source.parent.name[:2]
+    thresholds = _declared_thresholds(source.parent)
+    tree = ast.parse(source.read_text())
+    allowed_mode = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "book.setup":
+            allowed_mode |= {id(kw.value) for kw in node.keywords if kw.arg == "mode"}
+        if isinstance(node, ast.Compare) and ast.unparse(node) in ('mode == "paper"',
+                                                                    "mode == 'paper'"):
+            allowed_mode.add(id(node.left))
+    found = []
+    for node in ast.walk(tree):
+        where = f"{source.relative_to(paths.ROOT)}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Name) and node.id == "mode" and isinstance(node.ctx, ast.Load) \
+                and id(node) not in allowed_mode:
+            found.append(f"{where}: reads the mode; put what differs by mode in SIZES")
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Constant) and not isinstance(side.value, bool) \
+                        and isinstance(side.value, (int, float)) \
+                        and float(side.value) in thresholds \
+                        and (chapter, ast.unparse(node)) not in NOT_A_THRESHOLD:
+                    found.append(f"{where}: {ast.unparse(node)!r} types a declared threshold; "
+                                 "read it with book.threshold(id)")
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and node.value.value in VERDICT_WORDS:
+            found.append(f"{where}: writes a verdict by hand; read the recorded one")
+    assert not found, "\n".join(found)
+
+
+def test_the_exceptions_to_the_conventions_still_exist():
+    """An allowance whose code is gone is removed, so the list says what is true today."""
+    present = {(p.parent.name[:2], ast.unparse(n)) for p in CHAPTER_CODE
+               for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Compare)}
+    assert set(NOT_A_THRESHOLD) <= present, set(NOT_A_THRESHOLD) - present

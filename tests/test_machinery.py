@@ -158,6 +158,15 @@ def declared(tmp_path, monkeypatch):
     return tmp_path
 
 
+def test_a_chapter_reads_a_declared_threshold_instead_of_typing_it(declared):
+    book.setup(mode="quick", seed=0, sizes=SIZES)
+    assert book.threshold("rho") == 0.9 and book.threshold("band") == (0.91, 0.99)
+    with pytest.raises(ValueError, match="computed threshold"):
+        book.threshold("bound")
+    with pytest.raises(Exception, match="not declared"):
+        book.threshold("nothing")
+
+
 def test_claims_report_a_declared_measurement_and_compute_its_verdict(declared, capsys):
     book.setup(mode="quick", seed=0, sizes=SIZES)
     assert book.claim("rho", 0.912345678) is None

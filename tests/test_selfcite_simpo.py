@@ -67,8 +67,7 @@ def test_lora_starts_as_the_base_and_round_trips(items):
         before = base(input_ids=ids).logits
     params = ssp.add_lora(base, rank=4, alpha=8.0, seed=1)
     assert len(params) == 2 * 2 * 2  # A and B, q and v, two layers
-    assert all(not p.requires_grad for n, p in base.named_parameters()
-               if not n.endswith((".A", ".B")))
+    assert all(p.requires_grad == ("lora_" in n) for n, p in base.named_parameters())
     with torch.no_grad():
         np.testing.assert_array_equal(base(input_ids=ids).logits.numpy(), before.numpy())
         for p in params[1::2]:
@@ -82,7 +81,7 @@ def test_lora_starts_as_the_base_and_round_trips(items):
         np.testing.assert_allclose(other(input_ids=ids).logits.numpy(), changed.numpy(),
                                    rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="no adapter parameter"):
-        ssp.load_lora(other, {"nope.A": np.zeros(1)})
+        ssp.load_lora(other, {"nope.lora_A.default.weight": np.zeros(1)})
     planes = ssp.pack_lora(ssp.lora_state(base))  # the committed form: lossless
     assert planes.dtype == np.uint8 and planes.shape[0] == 4
     third = tiny_model()
@@ -158,3 +157,43 @@ def test_f1_of_the_choice_and_of_the_distribution(items):
     uniform = ssp.expected_f1(np.zeros((len(items), 31)), items)
     np.testing.assert_allclose(uniform, ssp.f1_table(items).mean(axis=1))
     assert (uniform < 1).all()
+
+
+def test_lora_is_peft_s_layer_with_the_book_s_draw():
+    """The adapter is ``peft``'s LoRA layer: its output is $W x + \\frac{\\alpha}{r} B A x$
+    computed by hand, and $A$ is the book's draw from the seed (the same seed, the same $A$)."""
+    from peft.tuners.lora import LoraLayer
+
+    model = tiny_model()
+    params = ssp.add_lora(model, rank=4, alpha=8.0, seed=5)
+    proj = model.model.layers[1].self_attn.v_proj
+    assert isinstance(proj, LoraLayer)
+    again = tiny_model()
+    ssp.add_lora(again, rank=4, alpha=8.0, seed=5)
+    np.testing.assert_array_equal(params[0].detach().numpy(),
+                                  again.model.layers[0].self_attn.q_proj.lora_A["default"]
+                                  .weight.detach().numpy())
+    with torch.no_grad():
+        for p in params[1::2]:
+            p.normal_(generator=torch.Generator().manual_seed(1))
+        x = torch.randn(3, proj.in_features, generator=torch.Generator().manual_seed(2))
+        a, b = proj.lora_A["default"].weight, proj.lora_B["default"].weight
+        by_hand = proj.base_layer(x) + (x @ a.T @ b.T) * (8.0 / 4)
+        np.testing.assert_allclose(proj(x).numpy(), by_hand.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow  # loads SmolLM2-135M (about half a minute)
+def test_a_committed_adapter_loads_to_its_recorded_numbers():
+    """The adapters of ``data/selfcite/simpo.npz``, loaded into ``peft``'s layers, give the
+    citation log-probabilities the training command recorded with them (to float32 rounding:
+    the file was made under the pins of an earlier commit, MKL's AVX2 branch)."""
+    from icml25.common import data as book_data
+
+    with np.load(book_data.path(ssp.RESULTS)) as f:
+        planes, recorded = f["lora_seed0"], f["eval_seed0"][:3]
+    model, tokenizer = sc.load_model()
+    ssp.add_lora(model, rank=ssp.TRAINING["rank"], alpha=ssp.TRAINING["alpha"], seed=0)
+    ssp.load_packed_lora(model, planes)
+    sums, _ = ssp.citation_logprobs(model, tokenizer,
+                                    sc.make_items(sc.CACHE_ITEMS, sc.CACHE_SEED)[:3])
+    assert np.abs(sums - recorded).max() < 1e-4

@@ -188,7 +188,8 @@ axes[1].errorbar(Ls, rhos, yerr=[rhos - bounds[:, 0], bounds[:, 1] - rhos], fmt=
                  capsize=3, color=book.PALETTE[3], label="Spearman, 95% interval")
 axes[1].plot(Ls, [correlation[L][1] for L in Ls], "s--", color=book.PALETTE[4],
              label="Pearson")
-axes[1].axhline(0.9, color="grey", ls=":", lw=1, label="threshold 0.9")
+axes[1].axhline(book.threshold("agreement"), color="grey", ls=":", lw=1,
+                label=f"threshold {book.threshold('agreement')}")
 axes[1].set_xscale("log")
 axes[1].set_xticks(Ls, [f"{L:,}" for L in Ls])  # a labelled tick at every L measured
 axes[1].minorticks_off()

@@ -196,7 +196,7 @@ book.glue(n_train=f"{size.n_train:,}", n_test=f"{size.n_test:,}",
           purity_shapf=purity["shapf"].value, xor_active=float(np.mean(active)),
           completeness=completeness, xor_sop_low=float(xor_per_init.min()),
           xor_sop_high=float(xor_per_init.max()),
-          xor_sop_below=int((xor_per_init < 0.9).sum()),
+          xor_sop_below=int((xor_per_init < book.threshold("xor-sop-accuracy")).sum()),
           xor_sop_lo=xor_acc["sop"].low, xor_sop_hi=xor_acc["sop"].high)
 
 # %% tags=["nbval-check-output"]

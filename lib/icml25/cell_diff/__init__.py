@@ -46,7 +46,8 @@ from .metrics import (
     radial_psd,
     retrieve_images,
 )
-from .model import T_TRAIN, UnifiedNet, oaardm_mask, scheduler, unified_loss
+from .model import (T_TRAIN, UnifiedNet, add_noise, denoise_step, oaardm_mask, scheduler,
+                    unified_loss)
 from .sampling import predict_regression, sample_images, sample_sequences
 from .training import (
     CHECKPOINT,
@@ -77,9 +78,11 @@ __all__ = [
     "Cells",
     "LocalisationClassifier",
     "UnifiedNet",
+    "add_noise",
     "bootstrap_ci",
     "build",
     "compartment_features",
+    "denoise_step",
     "high_frequency_fraction",
     "iou_at_area",
     "iou_paper",

@@ -11,7 +11,8 @@ import numpy as np
 
 from .cells import AMINO, MASK, Cells
 
-__all__ = ["T_TRAIN", "UnifiedNet", "oaardm_mask", "scheduler", "unified_loss"]
+__all__ = ["T_TRAIN", "UnifiedNet", "add_noise", "denoise_step", "oaardm_mask", "scheduler",
+           "unified_loss"]
 
 T_TRAIN = 200
 
@@ -137,6 +138,60 @@ def scheduler(kind: str = "ddpm"):
                prediction_type="epsilon", clip_sample=True)
 
 
+def _root(v):
+    # diffusers takes these roots as float32 ``** 0.5``, which is MKL's vector root: not
+    # correctly rounded, and rounded differently on Intel and AMD CPUs under every MKL branch
+    # (the numerics probe). The book's root is correctly rounded on any CPU.
+    from icml25.common.optim import sqrt
+
+    return sqrt(v)
+
+
+def add_noise(sched, x0, noise, t):
+    r"""The forward process in one draw, $x_t = \sqrt{\bar\alpha_t}\,x_0
+    + \sqrt{1-\bar\alpha_t}\,\varepsilon$, with $\bar\alpha_t$ from the scheduler ``sched``:
+    ``sched.add_noise`` operation for operation, but with correctly rounded roots."""
+    abar = sched.alphas_cumprod[t].to(x0.dtype)
+    shape = (-1,) + (1,) * (x0.dim() - 1)
+    return _root(abar).view(shape) * x0 + _root(1 - abar).view(shape) * noise
+
+
+def denoise_step(sched, eps, t: int, x, generator=None):
+    r"""One reverse step from $x_t$ to $x_{t'}$ given the predicted noise
+    $\hat\varepsilon$, as ``sched.step`` computes it for ``diffusers``' DDIM ($\eta = 0$) or
+    DDPM scheduler (clipped $\hat x_0$, the "fixed small" variance), with correctly rounded roots.
+
+    With $\hat x_0 = \mathrm{clip}\big((x_t - \sqrt{1-\bar\alpha_t}\,\hat\varepsilon) /
+    \sqrt{\bar\alpha_t}, -1, 1\big)$: DDIM moves deterministically,
+    $x_{t'} = \sqrt{\bar\alpha_{t'}}\,\hat x_0 + \sqrt{1-\bar\alpha_{t'}}\,\hat\varepsilon$;
+    DDPM ($t' = t - 1$) draws from the posterior,
+    $x_{t-1} = \frac{\sqrt{\bar\alpha_{t-1}}\beta_t}{1-\bar\alpha_t}\hat x_0
+    + \frac{\sqrt{\alpha_t}(1-\bar\alpha_{t-1})}{1-\bar\alpha_t}x_t + \sigma_t z$,
+    $\sigma_t^2 = \frac{1-\bar\alpha_{t-1}}{1-\bar\alpha_t}\beta_t$, $z$ drawn from
+    ``generator`` for $t > 0$ ($\bar\alpha_{t'} = 1$ before the first step)."""
+    torch = _torch()
+    from diffusers import DDIMScheduler
+
+    t = int(t)
+    ddim = isinstance(sched, DDIMScheduler)
+    prev = t - sched.config.num_train_timesteps // sched.num_inference_steps
+    abar = sched.alphas_cumprod
+    a_t = abar[t]
+    a_prev = abar[prev] if prev >= 0 else (sched.final_alpha_cumprod if ddim else sched.one)
+    b_t = 1 - a_t
+    x0 = ((x - _root(b_t) * eps) / _root(a_t)).clamp(-1, 1)
+    if ddim:
+        return _root(a_prev) * x0 + _root(1 - a_prev) * eps
+    b_prev = 1 - a_prev
+    alpha = a_t / a_prev
+    beta = 1 - alpha
+    out = (_root(a_prev) * beta) / b_t * x0 + _root(alpha) * b_prev / b_t * x
+    if t > 0:
+        z = torch.randn(eps.shape, generator=generator, dtype=eps.dtype)
+        out = out + _root(torch.clamp(b_prev / b_t * beta, min=1e-20)) * z
+    return out
+
+
 def oaardm_mask(batch: int, length: int, generator) -> object:
     r"""OA-ARDM masking: per row draw $t\sim U\{1..D\}$ and a random order $\sigma$; mask
     the $D-t+1$ positions with $\sigma\ge t$. Returns a (batch, length) bool tensor with
@@ -167,7 +222,7 @@ def unified_loss(model, x0, morph, seq, generator, sched, p_image: float = 0.5):
     t = torch.randint(0, T_TRAIN, (b,), generator=generator)
     t = torch.where(is_img, t, torch.zeros_like(t))
     noise = torch.randn(x0.shape, generator=generator)
-    x_t = sched.add_noise(x0, noise, t)
+    x_t = add_noise(sched, x0, noise, t)
     masked = oaardm_mask(b, seq.shape[1], generator) & ~is_img[:, None]
     seq_in = torch.where(masked, torch.full_like(seq, MASK), seq)
     eps, logits = model(x_t, morph, seq_in, t)

@@ -9,7 +9,7 @@ from icml25.common.streams import as_generator
 
 from .cells import MASK, Cells, _tokens
 from .metrics import _images
-from .model import T_TRAIN, _to_model, _torch, scheduler
+from .model import T_TRAIN, _to_model, _torch, denoise_step, scheduler
 
 __all__ = ["predict_regression", "sample_images", "sample_sequences"]
 
@@ -18,8 +18,8 @@ def sample_images(model, cells: Cells, *, steps: int = 20, sampler: str = "ddim"
                   seed=0, sequences=None) -> np.ndarray:
     r"""Sequence -> image: denoise from $x_T\sim N(0,I)$ conditioned on the morphology and
     the sequence (``sequences`` overrides ``cells.sequences``), with ``diffusers``' DDIM
-    ($\eta=0$, ``steps`` steps) or ancestral DDPM (all 200 steps). Returns (n, H, W) in
-    [0, 1]."""
+    ($\eta=0$, ``steps`` steps) or ancestral DDPM (all 200 steps) schedule, stepped by
+    :func:`~icml25.cell_diff.model.denoise_step`. Returns (n, H, W) in [0, 1]."""
     torch = _torch()
     if steps < 1 or steps > T_TRAIN:
         raise ValueError(f"steps must lie in 1..{T_TRAIN}; got {steps}")
@@ -33,7 +33,7 @@ def sample_images(model, cells: Cells, *, steps: int = 20, sampler: str = "ddim"
     with torch.no_grad():
         for t in sched.timesteps:
             eps, _ = model(x, morph, seq, t.repeat(len(x)))
-            x = sched.step(eps, t, x, generator=g).prev_sample
+            x = denoise_step(sched, eps, t, x, generator=g)
     return ((x[:, 0].clamp(-1, 1) + 1) / 2).numpy()
 
 

