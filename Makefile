@@ -11,7 +11,7 @@ SEEDS ?= 5
 SCHEDULER ?= $(ICML25_SCHEDULER)
 SCHED := $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-.PHONY: help setup book html run quick paper status ledger robustness student grade lab scheduler worker clean-sources test test-fast bench clean
+.PHONY: api help setup book html run quick paper status ledger robustness student grade lab scheduler worker clean-sources test test-fast bench clean
 
 help:
 	@echo "make book                 execute stale chapters, build the site into _build/html"
@@ -20,6 +20,7 @@ help:
 	@echo "make quick CHAPTER=11     run a chapter in quick mode into _build/runs/"
 	@echo "make robustness CHAPTER=11  re-run with seeds 0..SEEDS-1 (default 5); record verdicts"
 	@echo "make status               stale or fresh, durations and budgets, claims"
+	@echo "make api                  the library's API reference into _build/api"
 	@echo "make bench                time the kernels beside their peers; writes the Performance page"
 	@echo "make student              student editions (no solutions) under _build/student/"
 	@echo "make grade NOTEBOOK=F     grade a student's edition against the solutions (quick mode)"
@@ -52,6 +53,7 @@ book: $(STAMP)
 
 html: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html
+	$(VENV)/bin/sphinx-build -q -b html api _build/html/api
 	$(PY) -m icml25.book archive
 	@if [ -x /usr/bin/chromium ]; then $(PY) -m icml25.book pdf; \
 	else echo "no /usr/bin/chromium: the chapters' PDFs are not printed (apt-get install chromium)"; fi
@@ -129,6 +131,12 @@ test-fast: $(STAMP)
 # (pytest-benchmark's timings of every chapter's kernel: pytest tests/benchmarks --benchmark-only)
 bench: $(STAMP)
 	$(PY) -m icml25.book bench
+
+# The library's API reference alone (also part of `make html`, under _build/html/api/);
+# tests/test_api.py builds it in nitpicky mode, where an unresolved reference fails.
+api: $(STAMP)
+	$(VENV)/bin/sphinx-build -q -n -b html api _build/api
+	@echo "The API reference is at file://$(CURDIR)/_build/api/index.html"
 
 clean:
 	rm -rf _build

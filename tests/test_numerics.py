@@ -94,3 +94,64 @@ def test_another_mkl_branch_moves_only_the_kernels_of_mkl(mine, records):
     for name, rec in compared.items():
         differ = set(probe.compare(mine, rec)) - probe.MKL_KERNELS
         assert not differ, f"{name} ({rec['machine']['cpu']}): {sorted(differ)}"
+
+
+class _VendorRoots:
+    """A torch dispatch mode that records every float32 root torch takes (``sqrt``, ``rsqrt``,
+    ``** 0.5``, ``** -0.5``): the kernels whose bits follow the CPU's vendor. It sees what the
+    text search above cannot: a root taken inside another library (diffusers' schedulers take
+    ``alphas_cumprod[t] ** 0.5``)."""
+
+    def __enter__(self):
+        import collections
+
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        found = self.found = collections.Counter()
+        roots = {torch.ops.aten.sqrt, torch.ops.aten.rsqrt}
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                packet = func.overloadpacket
+                x = args[0] if args else None
+                if isinstance(x, torch.Tensor) and x.dtype == torch.float32 and (
+                        packet in roots or packet is torch.ops.aten.pow and len(args) > 1
+                        and not isinstance(args[1], torch.Tensor) and abs(args[1]) == 0.5):
+                    found[str(func)] += 1
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+
+
+def test_the_books_torch_trainers_and_samplers_take_no_vendor_root():
+    """Chapter 18's training (its three models) and both samplers, chapter 16's SOP training:
+    no float32 root from torch anywhere in them, their libraries' included."""
+    import numpy as np
+    import torch
+
+    from icml25 import cell_diff as C
+    from icml25 import sum_of_parts as sp
+
+    small = dict(C.TRAINING, d=16, depth=1, heads=2, steps=3, no_sequence_steps=3,
+                 regression_steps=3, batch=8, n_train=40)
+    cells = C.make_cells(40, seed=3)
+    with _VendorRoots() as guard:
+        models = {name: C.train_model(name, cells, small, seed=0)[0] for name in C.MODELS}
+        for sampler in ("ddim", "ddpm"):
+            C.sample_images(models["cell_diff"], cells.subset(slice(0, 2)), steps=4,
+                            sampler=sampler)
+        xor = sp.two_motif_xor(50, seed=7)
+        sp.train(sp.MLPBackbone(64, 2, hidden=(8,), seed=4), xor.X, xor.y, steps=5, seed=5,
+                 mask_patch=2)
+    assert not guard.found, dict(guard.found)
+    # and the guard sees a root when one is taken
+    with _VendorRoots() as guard:
+        torch.ones(3) ** 0.5
+        np.sqrt(np.ones(3, np.float32))  # numpy's root is correctly rounded: not counted
+    assert sum(guard.found.values()) == 1

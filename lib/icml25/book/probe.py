@@ -4,7 +4,7 @@ Two machines that print the same digests under the same settings compute those k
 bit alike, so a chapter that uses only them gives the same figures on both. Each line is the
 sha256 (12 hex digits) of one kernel's output on fixed inputs: torch's matmul family (MKL),
 convolutions and their gradients (oneDNN), elementwise functions (torch's own vectorised kernels,
-or MKL's vector maths for ``exp``, ``erf`` and ``sqrt``), an AdamW step (torch's, and the book's
+or MKL's vector maths for ``exp``, ``erf``, ``sqrt``, ``log``, ``atan``, ...), an AdamW step (torch's, and the book's
 with its correctly rounded root), and numpy's and
 scipy's matmul, elementwise functions, reductions, sorting and LAPACK calls (OpenBLAS).
 
@@ -62,9 +62,13 @@ def _torch_outputs() -> dict:
     out["torch.conv2d backward (weight)"] = wr.grad
     out["torch.conv2d backward (input)"] = xr.grad
     v = torch.randn(10000, generator=g)
-    for name in ("exp", "log1p", "tanh", "sigmoid", "erf", "sqrt"):
-        out[f"torch.{name} f32"] = getattr(torch, name)(v.abs() if name in ("log1p", "sqrt")
-                                                        else v)
+    for name in ("exp", "log1p", "tanh", "sigmoid", "erf", "sqrt", "log", "log2", "atan",
+                 "tan", "sin", "cos"):
+        positive = name in ("log1p", "sqrt", "log", "log2")
+        out[f"torch.{name} f32"] = getattr(torch, name)(v.abs() + 1e-3 * (name in ("log", "log2"))
+                                                        if positive else v)
+    # diffusers' noising and its steps take roots as ``tensor ** 0.5``: the same MKL root
+    out["torch.pow 0.5 f32"] = v.abs() ** 0.5
     out["torch.softmax f32"] = torch.softmax(a, dim=1)
     out["torch.sum f32"] = v.sum()
     out["torch.layer_norm f32"] = F.layer_norm(a, (129,))
@@ -134,21 +138,25 @@ def record() -> dict:
 
 
 #: The kernels that go through MKL (its BLAS, or its vector maths inside torch's ``exp``,
-#: ``erf`` and ``sqrt``): on a CPU not made by Intel, MKL ignores every ``MKL_CBWR`` branch but
+#: ``erf``, ``sqrt``, ``log``, ``log2``, ``atan`` and ``tan``: on an Intel CPU their bits change
+#: with the MKL branch): on a CPU not made by Intel, MKL ignores every ``MKL_CBWR`` branch but
 #: ``COMPATIBLE`` and takes its own path, so under another branch their bits follow the vendor.
 MKL_KERNELS = frozenset({
     "torch.matmul f32 257x129x263", "torch.matmul f32 64x64x64", "torch.matmul f64",
     "torch.bmm f32", "torch.linear f32 (addmm)", "torch.mm f32 transposed 20x257x129",
     "torch.exp f32", "torch.erf f32", "torch.sqrt f32", "torch AdamW 5 steps (seeded)",
+    "torch.log f32", "torch.log2 f32", "torch.atan f32", "torch.tan f32", "torch.pow 0.5 f32",
 })
 
 
 #: The kernels whose bits follow the CPU's vendor under every MKL branch, ``COMPATIBLE``
-#: included: torch's float32 square root is MKL's vector root, which is not correctly rounded
-#: and rounds otherwise on an Intel than on an AMD CPU, and torch's AdamW divides by it. The book
+#: included: torch's float32 square root (``sqrt``, ``** 0.5``) is MKL's vector root, which is
+#: not correctly rounded and rounds otherwise on an Intel than on an AMD CPU, and torch's AdamW
+#: divides by it. The book
 #: computes with neither: its roots and its Adam come from :mod:`icml25.common.optim` (the
 #: "book" lines, the same on every CPU), and a test keeps torch's out of the book's code.
-VENDOR_KERNELS = frozenset({"torch.sqrt f32", "torch AdamW 5 steps (seeded)"})
+VENDOR_KERNELS = frozenset({"torch.sqrt f32", "torch.pow 0.5 f32",
+                            "torch AdamW 5 steps (seeded)"})
 
 
 def settings(rec: dict) -> dict:

@@ -6,19 +6,19 @@ MKL's BLAS and oneDNN's convolutions (blocked by instruction set), numpy's OpenB
 core type), and the number of threads that split a reduction. Every execution of a chapter (the
 runner, the notebook tests, ``make run``) therefore starts its kernel with these settings:
 
-========================  =========  ======================================================
-variable                  value      what it pins
-========================  =========  ======================================================
-``OMP_NUM_THREADS``       ``1``      one thread for OpenMP loops (torch, MKL, oneDNN)
-``MKL_NUM_THREADS``       ``1``      one thread for MKL
-``OPENBLAS_NUM_THREADS``  ``1``      one thread for numpy's OpenBLAS
-``ATEN_CPU_CAPABILITY``   ``avx2``   torch's own vectorised kernels: AVX2 on every x86 CPU
-``MKL_CBWR``              ``COMPATIBLE``  MKL's vendor-neutral branch (see below)
-``ONEDNN_MAX_CPU_ISA``    ``AVX2``   oneDNN (torch's convolutions) uses at most AVX2
-``OPENBLAS_CORETYPE``     Haswell    numpy's OpenBLAS kernel, *only where the machine has
-                                     not set it* (some machines set it because older
-                                     OpenBLAS builds compute wrong results on their CPU)
-========================  =========  ======================================================
+========================  ================  ======================================================
+variable                  value             what it pins
+========================  ================  ======================================================
+``OMP_NUM_THREADS``       ``1``             one thread for OpenMP loops (torch, MKL, oneDNN)
+``MKL_NUM_THREADS``       ``1``             one thread for MKL
+``OPENBLAS_NUM_THREADS``  ``1``             one thread for numpy's OpenBLAS
+``ATEN_CPU_CAPABILITY``   ``avx2``          torch's own vectorised kernels: AVX2 on every x86 CPU
+``MKL_CBWR``              ``COMPATIBL       E``  MKL's vendor-neutral branch (see below)
+``ONEDNN_MAX_CPU_ISA``    ``AVX2``          oneDNN (torch's convolutions) uses at most AVX2
+``OPENBLAS_CORETYPE``     Haswell           numpy's OpenBLAS kernel, *only where the machine has
+                                            not set it* (some machines set it because older
+                                            OpenBLAS builds compute wrong results on their CPU)
+========================  ================  ======================================================
 
 AVX2 is the level every x86-64 CPU of the last decade has, so for torch's kernels a machine with
 AVX-512 computes what a machine without it computes. numpy is not pinned yet: it dispatches its

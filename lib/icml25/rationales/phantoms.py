@@ -43,10 +43,10 @@ class Phantoms:
     zones : (n, size, size) int8, 0 outside the gland, 1 PZ, 2 TZ.
     lesion : (n, size, size) bool, union of the lesions.
     lesion_masks : (n, 2, size, size) bool, lesion slot 0 in the PZ, slot 1 in the TZ.
-    attributes : (n, 2, 4) int8, per slot: present, margin, texture, intensity (-1 if absent).
+    attributes : (n, 2, 4) int8, per slot: present, margin, texture, intensity (-1 if absent)
     labels : (n, K) bool, the concepts of each image's rationale.
-    evidence : (n, K, size, size) bool, hidden evidence map of each concept (evaluation only).
-    score : (n,) int, highest lesion score of the image (1 without lesion).
+    evidence : (n, K, size, size) bool, hidden evidence map of each concept (evaluation only)
+    score : (n,) int, highest lesion score of the image (1 without lesion)
     rationales : list of str, the rationale text.
     """
 

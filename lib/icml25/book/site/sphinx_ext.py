@@ -218,7 +218,7 @@ def with_lead(markdown: str, lead: str) -> str:
 
 
 def before_first_section(markdown: str, box: str) -> str:
-    """``markdown`` with ``box`` before its first ``## `` heading (at its end if it has none)."""
+    """``markdown`` with ``box`` before its first ``"## "`` heading (at its end if it has none)."""
     lines = markdown.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
     return "\n".join([*lines[:at], box, "", *lines[at:]])

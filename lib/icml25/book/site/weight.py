@@ -5,9 +5,9 @@
   page) and the book shows a few dozen. Every ``fa-NAME`` class in the built pages and the
   theme's scripts is collected, and the script is rewritten with only the icon definitions whose
   name or alias is among them (about 90 kB). An icon definition in the script is
-``"name":[width,height,[aliases],"unicode",path]`` (or ``name:[...]``, unquoted), with ``path``
-a string or a list of strings (duotone); everything else in the script (the engine, its CSS) is
-kept as it is. The browser test checks that every icon on the pages still renders.
+  ``"name":[width,height,[aliases],"unicode",path]`` (or ``name:[...]``, unquoted), with ``path``
+  a string or a list of strings (duotone); everything else in the script (the engine, its CSS) is
+  kept as it is. The browser test checks that every icon on the pages still renders.
 * **Search.** The theme's layout loads the search index (0.3 MB) and Sphinx's search scripts on
   every page, for searching as one types; that is off in this book (the search box opens the
   search page, which loads them itself), so the other pages do without them.
