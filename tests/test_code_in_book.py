@@ -153,8 +153,8 @@ def _declared_thresholds(chapter_dir: Path) -> set[float]:
 @pytest.mark.parametrize("source", CHAPTER_CODE, ids=lambda p: f"{p.parent.name[:2]}-{p.stem}")
 def test_chapter_code_reads_sizes_and_thresholds_from_their_one_place(source):
     """A size comes from the chapter's ``SIZES`` (``run.size``), never from a branch on the
-    mode; a declared threshold is read with ``book.threshold(id)``, never typed again; a verdict
-    is the recorded one, never written by hand. The one branch on the mode allowed is
+    mode; a declared threshold is read with ``icml25.book.thresholds.threshold(id)``, never
+    typed again; a verdict is the recorded one, never written by hand. The one branch on the mode allowed is
     ``mode == "paper"``: the paper mode trains the models that other modes load."""
     chapter = source.parent.name[:2]
     thresholds = _declared_thresholds(source.parent)
@@ -179,7 +179,7 @@ def test_chapter_code_reads_sizes_and_thresholds_from_their_one_place(source):
                         and float(side.value) in thresholds \
                         and (chapter, ast.unparse(node)) not in NOT_A_THRESHOLD:
                     found.append(f"{where}: {ast.unparse(node)!r} types a declared threshold; "
-                                 "read it with book.threshold(id)")
+                                 "read it with icml25.book.thresholds.threshold(id)")
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                 and node.value.value in VERDICT_WORDS:
             found.append(f"{where}: writes a verdict by hand; read the recorded one")

@@ -11,7 +11,7 @@ from icml25 import book
 from icml25.book import claims
 from icml25.common import data, paths
 from icml25.common.hashing import code_digest
-from icml25.book import params
+from icml25.book import params, thresholds
 from icml25.book.run import staleness
 from icml25.book.tables import markdown_table
 
@@ -160,11 +160,11 @@ def declared(tmp_path, monkeypatch):
 
 def test_a_chapter_reads_a_declared_threshold_instead_of_typing_it(declared):
     book.setup(mode="quick", seed=0, sizes=SIZES)
-    assert book.threshold("rho") == 0.9 and book.threshold("band") == (0.91, 0.99)
+    assert thresholds.threshold("rho") == 0.9 and thresholds.threshold("band") == (0.91, 0.99)
     with pytest.raises(ValueError, match="computed threshold"):
-        book.threshold("bound")
+        thresholds.threshold("bound")
     with pytest.raises(Exception, match="not declared"):
-        book.threshold("nothing")
+        thresholds.threshold("nothing")
 
 
 def test_claims_report_a_declared_measurement_and_compute_its_verdict(declared, capsys):

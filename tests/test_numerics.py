@@ -97,10 +97,11 @@ def test_another_mkl_branch_moves_only_the_kernels_of_mkl(mine, records):
 
 
 class _VendorRoots:
-    """A torch dispatch mode that records every float32 root torch takes (``sqrt``, ``rsqrt``,
+    """A torch dispatch mode that records every float32 root torch takes through MKL (``sqrt``,
     ``** 0.5``, ``** -0.5``): the kernels whose bits follow the CPU's vendor. It sees what the
     text search above cannot: a root taken inside another library (diffusers' schedulers take
-    ``alphas_cumprod[t] ** 0.5``)."""
+    ``alphas_cumprod[t] ** 0.5``). ``rsqrt`` is torch's own kernel (the IEEE root and division;
+    its bits do not move with the MKL branch), as in transformers' RMSNorm."""
 
     def __enter__(self):
         import collections
@@ -109,7 +110,7 @@ class _VendorRoots:
         from torch.utils._python_dispatch import TorchDispatchMode
 
         found = self.found = collections.Counter()
-        roots = {torch.ops.aten.sqrt, torch.ops.aten.rsqrt}
+        roots = {torch.ops.aten.sqrt}
 
         class Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -130,12 +131,15 @@ class _VendorRoots:
 
 
 def test_the_books_torch_trainers_and_samplers_take_no_vendor_root():
-    """Chapter 18's training (its three models) and both samplers, chapter 16's SOP training:
-    no float32 root from torch anywhere in them, their libraries' included."""
+    """Chapter 18's training (its three models) and both samplers, chapter 16's SOP training,
+    chapter 19's and chapter 06's trainers: no float32 root from torch anywhere in them, their
+    libraries' included."""
     import numpy as np
     import torch
 
     from icml25 import cell_diff as C
+    from icml25 import motion_transfer as M
+    from icml25 import rationales as R
     from icml25 import sum_of_parts as sp
 
     small = dict(C.TRAINING, d=16, depth=1, heads=2, steps=3, no_sequence_steps=3,
@@ -149,6 +153,9 @@ def test_the_books_torch_trainers_and_samplers_take_no_vendor_root():
         xor = sp.two_motif_xor(50, seed=7)
         sp.train(sp.MLPBackbone(64, 2, hidden=(8,), seed=4), xor.X, xor.y, steps=5, seed=5,
                  mask_patch=2)
+        R.train(R.SmallUNet(4), R.make_phantoms(40, 24, seed=3), epochs=1, batch_size=20, seed=5)
+        clips = np.random.default_rng(0).random((4, 2, 3, 32, 32)).astype(np.float32)
+        M.train_animator(M.Animator(4, 8), clips, steps=2, batch_size=2)
     assert not guard.found, dict(guard.found)
     # and the guard sees a root when one is taken
     with _VendorRoots() as guard:

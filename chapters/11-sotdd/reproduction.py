@@ -34,6 +34,7 @@ from sklearn.datasets import load_digits, make_classification
 from sklearn.preprocessing import StandardScaler
 
 from icml25 import book
+from icml25.book.thresholds import threshold
 from icml25.book.tables import markdown_table
 from icml25.sotdd import (Projections, otdd_exact, project_dataset, sotdd,
                           wasserstein_1d_pp)
@@ -188,8 +189,8 @@ axes[1].errorbar(Ls, rhos, yerr=[rhos - bounds[:, 0], bounds[:, 1] - rhos], fmt=
                  capsize=3, color=book.PALETTE[3], label="Spearman, 95% interval")
 axes[1].plot(Ls, [correlation[L][1] for L in Ls], "s--", color=book.PALETTE[4],
              label="Pearson")
-axes[1].axhline(book.threshold("agreement"), color="grey", ls=":", lw=1,
-                label=f"threshold {book.threshold('agreement')}")
+axes[1].axhline(threshold("agreement"), color="grey", ls=":", lw=1,
+                label=f"threshold {threshold('agreement')}")
 axes[1].set_xscale("log")
 axes[1].set_xticks(Ls, [f"{L:,}" for L in Ls])  # a labelled tick at every L measured
 axes[1].minorticks_off()

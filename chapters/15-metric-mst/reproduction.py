@@ -35,6 +35,7 @@ from sklearn.datasets import load_digits
 from sklearn.metrics import adjusted_rand_score
 
 from icml25 import book
+from icml25.book.thresholds import threshold
 from icml25.common.stats import bootstrap_ci
 from icml25.metric_mst import (
     cut_tree,
@@ -239,7 +240,7 @@ display(pd.DataFrame(  # an HTML table: it scrolls on a narrow screen, text woul
     index=pd.Index(list(near), name="data set")))
 worst_name, worst_t = max(near_cells, key=lambda key: near_cells[key].value)
 worst_cell = near_cells[worst_name, worst_t]
-over = sum(e.value > book.threshold("near-optimal") for e in near_cells.values())
+over = sum(e.value > threshold("near-optimal") for e in near_cells.values())
 book.glue(n_starts=size.n_starts, near_worst=worst_cell.value,
           near_worst_low=worst_cell.low, near_worst_high=worst_cell.high,
           near_worst_name=worst_name, near_worst_t=worst_t, near_over=over,
@@ -262,7 +263,7 @@ for name, colour, marker in zip(near, book.PALETTE, "osd^"):
                     [e.high - e.value for e in cells]])
     ax.errorbar(cluster_counts, mid, yerr=err, fmt=marker + "-", color=colour,
                 capsize=3, label=name)
-worst_figure = book.threshold("near-optimal")
+worst_figure = threshold("near-optimal")
 ax.axhline(worst_figure, color="grey", linestyle=":",
            label=f"paper's worst figure, {worst_figure}")
 ax.set_xscale("log")
@@ -456,7 +457,7 @@ for n in ns:
 print(f"log-log slope of the speed-up over n = {top[0]} to {top[-1]}: "
       f"{speedup_slope:.2f}")
 n_max = int(ns[-1])
-ten = book.threshold("faster")  # the claim's "orders of magnitude", read at one order
+ten = threshold("faster")  # the claim's "orders of magnitude", read at one order
 above = [int(n) for n in ns if speedups[n] >= ten]
 if speedup_max >= ten:
     held = min(n for n in ns if all(speedups[m] >= ten for m in ns if m >= n))

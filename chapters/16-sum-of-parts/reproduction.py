@@ -49,6 +49,7 @@ import numpy as np
 import torch
 
 from icml25 import book
+from icml25.book.thresholds import threshold
 from icml25 import sum_of_parts as sp
 
 SIZES = {
@@ -196,7 +197,7 @@ book.glue(n_train=f"{size.n_train:,}", n_test=f"{size.n_test:,}",
           purity_shapf=purity["shapf"].value, xor_active=float(np.mean(active)),
           completeness=completeness, xor_sop_low=float(xor_per_init.min()),
           xor_sop_high=float(xor_per_init.max()),
-          xor_sop_below=int((xor_per_init < book.threshold("xor-sop-accuracy")).sum()),
+          xor_sop_below=int((xor_per_init < threshold("xor-sop-accuracy")).sum()),
           xor_sop_lo=xor_acc["sop"].low, xor_sop_hi=xor_acc["sop"].high)
 
 # %% tags=["nbval-check-output"]

@@ -65,7 +65,6 @@ __all__ = [
     "seed_everything",
     "setup",
     "show_figure",
-    "threshold",
     "use_style",
 ]
 
@@ -150,20 +149,6 @@ def claim(id: str, value, *, interval: tuple | None = None, shown=None, note: st
     run.claims[id] = record
     run.declared.update(read)
     _claims.display(record)
-
-
-def threshold(id: str):
-    """The threshold declared for claim ``id`` in the chapter's ``claims.toml``, for code that
-    draws or counts against it (a reference line, the seeds below it): a chapter never types
-    a declared threshold again. A claim whose threshold the run computes has none to read."""
-    from icml25.book import declared as run_declared
-
-    run = current()
-    fields, read = _claims._declaration(id)
-    if fields["threshold"] == run_declared.COMPUTED:
-        raise ValueError(f"claim {id!r} declares a computed threshold: the run derives it")
-    run.declared.update(read)
-    return fields["threshold"]
 
 
 def glue(*name_value, markdown: bool = False, **values) -> None:

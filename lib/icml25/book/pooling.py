@@ -76,7 +76,7 @@ def _edges(op: str, threshold) -> tuple:
 def seeds_to_decide(n: int, estimate: float, half_width: float, op: str, threshold) -> int | None:
     """Seeds that would put the threshold outside the interval at the observed effect.
 
-    The half-width shrinks as $1/\\sqrt n$, so $n' = n\\,(h / |\\hat\\mu - t|)^2$ (the nearest
+    The half-width shrinks as $1/\\sqrt n$, so :math:`n' = n\\,(h / |\\hat\\mu - t|)^2` (the nearest
     edge of a range), rounded up; ``None`` when the estimate sits on the threshold.
     """
     gap = min(abs(estimate - edge) for edge in _edges(op, threshold))

@@ -35,7 +35,7 @@ def _images(x, name="images") -> np.ndarray:
 
 
 def iou_paper(generated, real) -> np.ndarray:
-    r"""The paper's IoU per image: $|A\cap B|/|A\cup B|$ with $A$ the generated image above
+    r"""The paper's IoU per image: :math:`|A\cap B|/|A\cup B|` with $A$ the generated image above
     its 0.5 quantile and $B$ the real image above its median."""
     g, r = _images(generated, "generated"), _images(real, "real")
     if g.shape != r.shape:

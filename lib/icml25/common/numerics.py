@@ -13,7 +13,7 @@ variable                  value             what it pins
 ``MKL_NUM_THREADS``       ``1``             one thread for MKL
 ``OPENBLAS_NUM_THREADS``  ``1``             one thread for numpy's OpenBLAS
 ``ATEN_CPU_CAPABILITY``   ``avx2``          torch's own vectorised kernels: AVX2 on every x86 CPU
-``MKL_CBWR``              ``COMPATIBL       E``  MKL's vendor-neutral branch (see below)
+``MKL_CBWR``              ``COMPATIBLE``    MKL's vendor-neutral branch (see below)
 ``ONEDNN_MAX_CPU_ISA``    ``AVX2``          oneDNN (torch's convolutions) uses at most AVX2
 ``OPENBLAS_CORETYPE``     Haswell           numpy's OpenBLAS kernel, *only where the machine has
                                             not set it* (some machines set it because older

@@ -91,7 +91,7 @@ class StronglyAdaptive:
       $\\eta_I=\\min(1/2,|I|^{-1/2})$, and weights $\\eta_Iw_I$.
 
     The learner plays $x=\\sum_I w_Ix_I/\\sum_I w_I$. Its regret on *every* interval $I$
-    is $\\tilde O(R\\sqrt{|I|})$, hence it tracks opponents that change slowly.
+    is :math:`\\tilde O(R\\sqrt{|I|})`, hence it tracks opponents that change slowly.
     """
 
     name = "SAOL (Hedge base)"

@@ -11,9 +11,9 @@ Kenyon-Dean et al. (ICML 2025), *ViTally Consistent*: a recipe in three steps,
 3. **probe** every block with a linear classifier and trim the encoder after the best
    one (:func:`block_embeddings`, :func:`probe_blocks`);
 
-then the EFAAR evaluation of a whole-genome map: **E**mbed wells, **A**lign by typical
-variation normalisation on controls (:func:`tvn`), **A**ggregate per gene
-(:func:`aggregate`), **R**elate by cosine similarity, scored by relationship recall at
+then the EFAAR evaluation of a whole-genome map: **E**\ mbed wells, **A**\ lign by typical
+variation normalisation on controls (:func:`tvn`), **A**\ ggregate per gene
+(:func:`aggregate`), **R**\ elate by cosine similarity, scored by relationship recall at
 the 5th/95th percentiles (:func:`relationship_recall`) and replicate consistency
 (:func:`replicate_consistency`, KS and Cramér-von Mises statistics).
 

@@ -102,7 +102,7 @@ def tvn(x, is_control, batch, *, reg: float = 0.5) -> np.ndarray:
 
     1. centre-scale on all controls; 2. PCA fitted on the controls, all components;
     3. centre-scale on the controls again; 4. per batch $k$, centre on the batch's
-       controls
+    controls
     and whiten: $x \leftarrow (x - \mu_k)\,(\Sigma_k + r I)^{-1/2}$, with $\Sigma_k$ the
     covariance of batch $k$'s controls and $r$ = ``reg`` (0.5 in EFAAR).
 
@@ -198,7 +198,7 @@ def replicate_consistency(well_emb, well_gene, *, n_random: int = 5000, seed=0):
 
     Cosines between replicate wells of the same gene (on different plates) against
     cosines between random pairs of wells of different genes; the two-sample
-    Kolmogorov-Smirnov statistic $\sup_s |F_{\mathrm{rep}}(s) - F_{\mathrm{rand}}(s)|$
+    Kolmogorov-Smirnov statistic :math:`\sup_s |F_{\mathrm{rep}}(s) - F_{\mathrm{rand}}(s)|`
     and the Cramér-von Mises statistic (scipy) measure how far apart they are. Controls
     are left out.
 
@@ -227,7 +227,7 @@ def replicate_consistency(well_emb, well_gene, *, n_random: int = 5000, seed=0):
 
 
 def ks_statistic(a, b) -> float:
-    r"""Two-sample Kolmogorov-Smirnov statistic $\sup_s |F_a(s) - F_b(s)|$, with both
+    r"""Two-sample Kolmogorov-Smirnov statistic :math:`\sup_s |F_a(s) - F_b(s)|`, with both
     empirical distribution functions evaluated at every point of the two samples (what
     ``scipy.stats.ks_2samp`` computes; used here inside bootstrap loops)."""
     a, b = np.sort(np.asarray(a, float)), np.sort(np.asarray(b, float))

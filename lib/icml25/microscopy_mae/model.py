@@ -158,8 +158,8 @@ def build_mae(seed: int = 0, **config):
 
 
 def fourier_loss(pred_img, target_img):
-    r"""Mean absolute difference of the 2-D Fourier magnitudes, per channel: $\frac{1}{N
-    C H W}\sum \big|\,|\mathcal F(\hat x)| - |\mathcal F(x)|\,\big|$ (the paper's
+    r"""Mean absolute difference of the 2-D Fourier magnitudes, per channel: :math:`\frac{1}{N
+    C H W}\sum \big|\,|\mathcal F(\hat x)| - |\mathcal F(x)|\,\big|` (the paper's
     ``FourierLoss``, L1 form)."""
     torch = _torch()
     if pred_img.shape != target_img.shape or pred_img.ndim != 4:

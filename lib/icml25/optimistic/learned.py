@@ -31,8 +31,8 @@ def learned_partition(f: Callable, bounds, budget: int, *, active_dim: int, seed
     spend them *on top of* a search budget $n$, as the paper's released code does, pass
     ``budget`` $=n+L$ and ``learn_evals`` $=L$.
 
-    Two learners: ``"sensing"`` (:func:`learn_subspace`, $m_x=\lfloor L/(m_\phi+1)\rfloor$
-    points, compressed sensing with $m_\phi$ directions; with $m_\phi\ge d$ plain
+    Two learners: ``"sensing"`` (:func:`learn_subspace`, :math:`m_x=\lfloor L/(m_\phi+1)\rfloor`
+    points, compressed sensing with :math:`m_\phi` directions; with :math:`m_\phi\ge d` plain
     forward differences) and ``"neural"`` (:func:`neural_subspace`, $L$ uniform samples).
 
     Points of the plane outside the domain: with ``clip=True`` (default) they are clipped to

@@ -78,11 +78,11 @@ def learn_subspace(fc: CountedFunction, centre, active_dim: int, points: int, *,
     r"""Algorithm 1: the top-$m$ right singular vectors of recovered gradients.
 
     $m_x$ points $X_j=c+r\,\xi_j/\|\xi_j\|$, $\xi_j\sim\mathcal N(0,I_d)$; a Rademacher matrix
-    $\Phi\in\{\pm1/\sqrt{m_\phi}\}^{m_\phi\times d}$ (redrawn until full row rank); forward
+    :math:`\Phi\in\{\pm1/\sqrt{m_\phi}\}^{m_\phi\times d}` (redrawn until full row rank); forward
     differences $Y_{ij}=(f(X_j+\epsilon\phi_i)-f(X_j))/\epsilon\approx\phi_i^\top\nabla f(X_j)$;
     $\hat g_j$ by :func:`basis_pursuit`; $V$ = top-$m$ right singular vectors of
-    $[\hat g_1,\dots,\hat g_{m_x}]^\top$. Costs $m_x(m_\phi+1)$ evaluations of ``fc``. With
-    $m_\phi\ge d$ ($m_\phi$ is capped at $d$) $\Phi$ is invertible and $\hat g_j$ is the
+    $[\hat g_1,\dots,\hat g_{m_x}]^\top$. Costs :math:`m_x(m_\phi+1)` evaluations of ``fc``. With
+    :math:`m_\phi\ge d` (:math:`m_\phi` is capped at $d$) $\Phi$ is invertible and $\hat g_j$ is the
     forward-difference gradient itself.
 
     Returns

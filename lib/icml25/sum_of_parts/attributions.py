@@ -15,7 +15,7 @@ from icml25.sum_of_parts.models import SOPOutput
 
 # -------------------- attributions
 def sop_patch_scores(out: SOPOutput, target) -> np.ndarray:
-    r"""Per-patch scores from group attributions: $\sum_g a_{t,g}\,m_{g,p}/|m_g|$."""
+    r"""Per-patch scores from group attributions: :math:`\sum_g a_{t,g}\,m_{g,p}/|m_g|`."""
     target = torch.as_tensor(target)
     attr = out.attributions[torch.arange(len(target)), target]            # (B, G)
     masks = out.masks / out.masks.sum(-1, keepdim=True).clamp(min=1)
@@ -29,7 +29,7 @@ def posthoc_patch_scores(backbone, X, target, patch: int, method: str = "ig", *,
     ``method``: ``"ig"`` (IntegratedGradients, zero baseline), ``"saliency"``
     (gradient x input), ``"ablation"`` (FeatureAblation with one feature per patch) or
     ``"shap"`` (ShapleyValueSampling over the patches, zero baseline: the Shapley value
-    $\phi_p=\mathbb E_\pi[h(x_{B\cup\{p\}})-h(x_B)]$, $B$ the patches before $p$ in
+    :math:`\phi_p=\mathbb E_\pi[h(x_{B\cup\{p\}})-h(x_B)]`, $B$ the patches before $p$ in
     the order $\pi$, estimated from ``n_samples`` random orders drawn from ``seed``;
     SHAP's target, and the paper's strongest post-hoc explainer).
     """

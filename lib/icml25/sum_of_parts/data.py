@@ -83,7 +83,7 @@ def additive_fit_mse(X, y, groups) -> float:
     r"""Least-squares MSE of the best model additive over ``groups`` of binary features.
 
     $\hat y(x)=b+\sum_{G}\phi_G(x_G)$ with $\phi_G$ an arbitrary function of the
-    configuration of $x_G$ (a one-hot code of its $2^{|G|}$ values). Singleton groups
+    configuration of $x_G$ (a one-hot code of its :math:`2^{|G|}` values). Singleton groups
     give the per-feature (additive) model; groups equal to the interacting sets fit any
     target that is a sum of functions of those sets exactly.
     """

@@ -44,7 +44,7 @@ def insertion_deletion(predict_proba: Callable, X, scores, target, patch: int,
 
 
 def purity(masks, truth) -> np.ndarray:
-    r"""$|m\cap t|/|m|$ for each mask (..., P) against the planted ``truth`` (P,)."""
+    r""":math:`|m\cap t|/|m|` for each mask (..., P) against the planted ``truth`` (P,)."""
     masks, truth = np.asarray(masks, bool), np.asarray(truth, bool)
     if masks.shape[-1] != truth.shape[-1]:
         raise ValueError(f"masks have {masks.shape[-1]} patches, "

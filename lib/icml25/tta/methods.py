@@ -103,8 +103,8 @@ class Tent(_TTAMethod):
 
     def bind(self, params) -> None:
         """Adapt the model's tensors ``params`` (a list; the BatchNorm affine parameters by
-        default): they become views of one flat vector :math:`\theta` (``self.theta``), which is
-        also the source point :math:`\theta_\text{src}` and restarts the momentum.
+        default): they become views of one flat vector :math:`θ` (``self.theta``), which is
+        also the source point :math:`θ_{src}` and restarts the momentum.
 
         One flat vector makes the SGD step, the filters and the drift a few vector operations,
         where a ``torch.optim`` optimiser loops over the tensors and copies them in and out of a
