@@ -154,7 +154,8 @@ def _declared_thresholds(chapter_dir: Path) -> set[float]:
 def test_chapter_code_reads_sizes_and_thresholds_from_their_one_place(source):
     """A size comes from the chapter's ``SIZES`` (``run.size``), never from a branch on the
     mode; a declared threshold is read with ``icml25.book.thresholds.threshold(id)``, never
-    typed again; a verdict is the recorded one, never written by hand. The one branch on the mode allowed is
+    typed again; a verdict is the recorded one, never written by hand; an interval comes from
+    the bootstrap of ``icml25.common.stats``, not from a resampling loop of the chapter's own. The one branch on the mode allowed is
     ``mode == "paper"``: the paper mode trains the models that other modes load."""
     chapter = source.parent.name[:2]
     thresholds = _declared_thresholds(source.parent)
@@ -183,6 +184,10 @@ def test_chapter_code_reads_sizes_and_thresholds_from_their_one_place(source):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
                 and node.value.value in VERDICT_WORDS:
             found.append(f"{where}: writes a verdict by hand; read the recorded one")
+        if isinstance(node, ast.FunctionDef) and "bootstrap" in node.name and any(
+                isinstance(n, ast.Attribute) and n.attr == "integers" for n in ast.walk(node)):
+            found.append(f"{where}: {node.name} resamples by hand; use icml25.common.stats "
+                         "(bootstrap_ci, paired_bootstrap_ci)")
     assert not found, "\n".join(found)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from icml25.common.stats import Estimate, bootstrap_ci, bootstrap_replicates, resample_indices
+from icml25.common.stats import (Estimate, bootstrap_ci, bootstrap_replicates,
+                                 paired_bootstrap_ci, resample_indices)
 from icml25.common.streams import as_generator, stream
 from icml25.common.validation import check_array, check_choice, check_int, check_scalar
 
@@ -47,6 +48,41 @@ def test_bootstrap_statistic_and_replicates():
     idx = resample_indices(41, n_boot=1000, seed=4)
     assert np.array_equal(boot, np.median(v[idx], axis=1))
     assert idx.shape == (1000, 41) and idx.min() >= 0 and idx.max() < 41
+
+
+def test_bootstrap_ci_agrees_with_scipys_percentile_bootstrap():
+    """The same interval as ``scipy.stats.bootstrap(method="percentile")``, up to the
+    Monte-Carlo error of two independent sets of 20,000 resamples."""
+    from scipy import stats as scipy_stats
+
+    v = np.random.default_rng(5).gamma(2.0, 1.0, 60)
+    ours = bootstrap_ci(v, n_boot=20_000, seed=1)  # the mean: a smooth statistic
+    theirs = scipy_stats.bootstrap((v,), np.mean, n_resamples=20_000, method="percentile",
+                                   random_state=np.random.default_rng(2)).confidence_interval
+    se = v.std(ddof=1) / np.sqrt(v.size)  # an endpoint's Monte-Carlo error is about 0.02 se
+    assert abs(ours.low - theirs.low) < 0.1 * se and abs(ours.high - theirs.high) < 0.1 * se
+
+
+def test_paired_bootstrap_ci_pairs_samples_of_one_length():
+    rng = np.random.default_rng(6)
+    a = rng.normal(0, 1, 50)
+    b = a + rng.normal(0.3, 0.1, 50)  # the same runs, measured twice
+    c = rng.normal(0, 1, 30)
+    paired = paired_bootstrap_ci(lambda x, y: (y - x).mean(), a, b, n_boot=2000, seed=1)
+    unpaired = paired_bootstrap_ci(lambda x, y: y.mean() - x.mean(), a, b[::-1].copy(),
+                                   n_boot=2000, seed=1)
+    assert paired[0] < 0.3 < paired[1] and paired[1] - paired[0] < 0.1
+    assert unpaired[1] - unpaired[0] > 3 * (paired[1] - paired[0])
+    # one length: the draws of bootstrap_ci, one replicate at a time
+    rng1, rng2 = np.random.default_rng(9), np.random.default_rng(9)
+    lo, hi = paired_bootstrap_ci(np.mean, c, n_boot=50, seed=rng1)
+    draws = [c[rng2.integers(0, 30, 30)].mean() for _ in range(50)]
+    assert (lo, hi) == tuple(float(q) for q in np.quantile(draws, [0.025, 0.975]))
+    assert paired_bootstrap_ci(lambda x, y: x.mean() + y.mean(), a, c, n_boot=10, seed=0)
+    with pytest.raises(ValueError, match="at least one sample"):
+        paired_bootstrap_ci(np.mean)
+    with pytest.raises(ValueError, match="non-empty"):
+        paired_bootstrap_ci(np.mean, [])
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -312,3 +348,28 @@ def test_every_public_seed_goes_through_as_generator():
                             and default.value is None:
                         found.append(f"{rel}:{node.lineno}: {node.name}(seed=None)")
     assert not found, "\n".join(found)
+
+
+def test_the_bootstrap_has_one_front_door():
+    """Every module reaches the bootstrap through ``icml25.common.stats``: none re-exports its
+    functions, and none but it defines a function that calls itself a bootstrap and resamples
+    with ``integers(0, n, ...)`` outside ``resample_indices`` (the method modules' bootstraps
+    of clusters, genes or initialisations are their own statistics, built on its draw)."""
+    import ast
+
+    from icml25.common import paths
+
+    names = {"bootstrap_ci", "bootstrap_replicates", "paired_bootstrap_ci", "resample_indices"}
+    found = []
+    for path in sorted((paths.ROOT / "lib" / "icml25").rglob("*.py")):
+        rel = path.relative_to(paths.ROOT).as_posix()
+        if rel == "lib/icml25/common/stats.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                exported = {e.value for e in getattr(node.value, "elts", [])
+                            if isinstance(e, ast.Constant)}
+                found += [f"{rel}: re-exports {n}" for n in sorted(exported & names)]
+    assert not found, "\n".join(found)
+

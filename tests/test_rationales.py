@@ -223,17 +223,6 @@ def test_bad_training_input_raises(phantoms):
         R.train(torch.nn.Linear(2, 2), phantoms)
 
 
-def test_bootstrap_interval_covers_the_mean_and_rejects_bad_input():
-    v = np.random.default_rng(0).normal(1.0, 1.0, 200)
-    m, (lo, hi) = R.bootstrap_ci(v, n_boot=2000, seed=1)
-    assert lo < m < hi and m == pytest.approx(v.mean())
-    assert hi - lo == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
-    with pytest.raises(ValueError):
-        R.bootstrap_ci([])
-    with pytest.raises(ValueError):
-        R.bootstrap_ci([1.0, np.nan])
-
-
 def test_train_models_records_every_model_and_committed_seeds_are_checked():
     tiny = dict(R.TRAINING, size=20, n_train=16, n_low=8, epochs=1, batch_size=8)
     text = np.random.default_rng(0).normal(size=(len(R.TEXTS), 8)).astype(np.float32)

@@ -32,6 +32,7 @@ from scipy.stats import norm
 
 from icml25 import book
 from icml25 import cross_learning as cl
+from icml25.common.stats import paired_bootstrap_ci
 
 from _chapter import COLOURS
 
@@ -70,20 +71,10 @@ def learners(env, names):
     return {name: make[name]() for name in names}
 
 
-def bootstrap(statistic, *samples, n=None):
-    """95% percentile interval of ``statistic(*samples)`` over resampled runs.
-
-    Samples of the same length are resampled together (paired: the same runs)."""
-    n = n or size.boot
-    draws = []
-    for _ in range(n):
-        picks = {}
-        resampled = []
-        for x in samples:
-            idx = picks.setdefault(len(x), boot_rng.integers(0, len(x), len(x)))
-            resampled.append(x[idx])
-        draws.append(statistic(*resampled))
-    return tuple(np.quantile(draws, [0.025, 0.975]))
+def bootstrap(statistic, *samples):
+    """95% percentile interval of ``statistic(*samples)`` over resampled runs; samples of the
+    same length are resampled together (paired: the same runs)."""
+    return paired_bootstrap_ci(statistic, *samples, n_boot=size.boot, seed=boot_rng)
 
 
 # %% [markdown]

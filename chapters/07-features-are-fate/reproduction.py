@@ -425,8 +425,7 @@ def crossing(theta_grid, gain):
 def bootstrap_crossing(theta_grid, gains, name, draws=1000):
     """Crossing of the mean over repetitions (last axis), 95% bootstrap interval
     (resamples from the stream ``name``)."""
-    boot_rng = run.rng(name)
-    picks = boot_rng.integers(0, gains.shape[-1], (draws, gains.shape[-1]))
+    picks = resample_indices(gains.shape[-1], n_boot=draws, seed=run.rng(name))
     boot = np.array([crossing(theta_grid, gains[:, p].mean(-1)) for p in picks])
     boot = boot[np.isfinite(boot)]
     return crossing(theta_grid, gains.mean(-1)), tuple(np.percentile(boot, [2.5, 97.5]))

@@ -51,6 +51,7 @@ import numpy as np
 
 from icml25 import book
 from icml25 import selfcite as sc
+from icml25.common.stats import bootstrap_ci
 from icml25.selfcite import simpo as ssp
 
 from _chapter import KIND_NAMES, LIMIT
@@ -102,8 +103,8 @@ def run_draws(n_draws, n_candidates=N_CANDIDATES, limit=LIMIT, selectors=sc.SELE
 
 def paired(a, b, name):
     """Mean of a - b over questions and its bootstrap interval."""
-    return sc.bootstrap_mean(np.asarray(a) - np.asarray(b),
-                             run.rng(f"bootstrap: {name}"), size.n_boot)
+    return bootstrap_ci(np.asarray(a) - np.asarray(b), n_boot=size.n_boot,
+                        seed=run.rng(f"bootstrap: {name}"))
 
 
 def gold_ranking(table, questions):
@@ -135,7 +136,7 @@ def lexical_separates(questions):
 # %%
 main, n_distinct = run_draws(size.draws)
 f1 = {s: main[s][:, 2] for s in sc.SELECTORS}
-summary = {s: sc.bootstrap_mean(f1[s], run.rng(f"bootstrap: F1 of {s}"), size.n_boot)
+summary = {s: bootstrap_ci(f1[s], n_boot=size.n_boot, seed=run.rng(f"bootstrap: F1 of {s}"))
            for s in sc.SELECTORS}
 print(f"{'selector':28s}   P      R      F1    [95% interval]")
 for s in sc.SELECTORS:
@@ -360,10 +361,10 @@ book.claim("guard-respected", violations)
 # %%
 kinds = sc.DISTRACTOR_KINDS
 wins_alone, wins_plus = gold_ranking(cache, items)
-share_alone = sc.bootstrap_mean(wins_alone.mean(1),
-                                run.rng("bootstrap: gold above alone"), size.n_boot)
-share_plus = sc.bootstrap_mean(wins_plus.mean(1),
-                               run.rng("bootstrap: gold above superset"), size.n_boot)
+share_alone = bootstrap_ci(wins_alone.mean(1), n_boot=size.n_boot,
+                           seed=run.rng("bootstrap: gold above alone"))
+share_plus = bootstrap_ci(wins_plus.mean(1), n_boot=size.n_boot,
+                          seed=run.rng("bootstrap: gold above superset"))
 two = np.array([len(it.gold) == 2 for it in items])
 for j, kind in enumerate(kinds):
     book.glue(f"alone_{kind}", wins_alone[:, j].mean())
@@ -524,8 +525,8 @@ for s, claim_id in (("first", "bon-beats-first-pronoun"),
     book.claim(claim_id, diff[0], interval=diff[1], note=PAIRED)
 for claim_id, wins in (("gold-above-alone-pronoun", pron_alone),
                        ("gold-above-superset-pronoun", pron_plus)):
-    share = sc.bootstrap_mean(wins.mean(1), run.rng(f"bootstrap: {claim_id}"),
-                              size.n_boot)
+    share = bootstrap_ci(wins.mean(1), n_boot=size.n_boot,
+                         seed=run.rng(f"bootstrap: {claim_id}"))
     book.claim(claim_id, share[0], interval=share[1],
                note="ours: share of comparisons won; interval: 95% bootstrap over "
                "questions")

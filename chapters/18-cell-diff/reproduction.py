@@ -49,6 +49,7 @@ import numpy as np
 
 from icml25 import book
 from icml25 import cell_diff as C
+from icml25.common.stats import bootstrap_ci
 
 from _chapter import COLOURS
 
@@ -71,8 +72,8 @@ book.glue(n_boot=f"{size.n_boot:,}", ddim_steps=size.ddim_steps)
 
 def ci(values, name):
     """Mean and 95% bootstrap interval over test cells (stream "bootstrap-<name>")."""
-    return C.bootstrap_ci(values, n_boot=size.n_boot,
-                          seed=run.seed_of(f"bootstrap-{name}"))
+    return bootstrap_ci(values, n_boot=size.n_boot,
+                        seed=run.seed_of(f"bootstrap-{name}"))
 
 
 # %% [markdown]

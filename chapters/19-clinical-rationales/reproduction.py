@@ -50,6 +50,7 @@ import numpy as np
 
 from icml25 import book
 from icml25 import rationales as R
+from icml25.common.stats import bootstrap_ci
 
 SIZES = {
     "quick": dict(n_test=80, n_boot=500),
@@ -70,8 +71,8 @@ book.glue(n_boot=f"{size.n_boot:,}")
 
 def ci(values, name):
     """Mean and 95% bootstrap interval over test images (stream "bootstrap-<name>")."""
-    return R.bootstrap_ci(values, n_boot=size.n_boot,
-                          seed=run.seed_of(f"bootstrap-{name}"))
+    return bootstrap_ci(values, n_boot=size.n_boot,
+                        seed=run.seed_of(f"bootstrap-{name}"))
 
 
 # %% [markdown]

@@ -290,7 +290,7 @@ class LatentCI:
     binarize : bool
         Binarise every variable at its mean first: the DCT test of the previous paper.
     alpha : float
-        Level used by :attr:`CITestResult.reject`.
+        Level used by ``CITestResult.reject``.
 
     The instance is also a causal-learn independence test: ``test(x, y, S)`` returns the p-value
     and ``method`` names it, so it plugs into causal-learn's PC skeleton search.

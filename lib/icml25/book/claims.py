@@ -153,7 +153,7 @@ class Claim:
         return {k: v for k, v in asdict(self).items() if k in RECORDED}
 
     def bundle(self) -> dict:
-        """The MIME bundle displayed by :func:`claim`."""
+        """The MIME bundle displayed by :func:`~icml25.book.claim`."""
         return {"text/plain": self.line(), MIME: self.as_dict()}
 
 

@@ -82,7 +82,7 @@ def input_key(chapter_dir: Path, notebook: str) -> str:
 
 
 def digest_of_key(key: str) -> str | None:
-    """The current digest of a provenance key made by :func:`input_key` (``None`` if gone)."""
+    """The current digest of a provenance key made by ``input_key`` (``None`` if gone)."""
     rel, _, notebook = key.partition(KEY)
     file = paths.ROOT / rel
     if not file.exists():

@@ -11,6 +11,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 #: Width of a full-width figure in the book's text column, in inches.
 WIDTH = 7.0
 
+#: The book's matplotlib settings (rcParams), applied by :func:`use_style`.
 STYLE = {
     "figure.figsize": (WIDTH, 3.4),
     "figure.dpi": 100,

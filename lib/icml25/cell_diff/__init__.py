@@ -32,7 +32,6 @@ the objective), :mod:`.training` (three models per training seed, the committed
 checkpoint), :mod:`.sampling` (sequence to image, image to sequence).
 """
 
-from icml25.common.stats import bootstrap_ci
 
 from .cells import AMINO, COMPARTMENTS, MASK, MOTIFS, Cells, make_cells, motif_hits
 from .metrics import (
@@ -79,7 +78,6 @@ __all__ = [
     "LocalisationClassifier",
     "UnifiedNet",
     "add_noise",
-    "bootstrap_ci",
     "build",
     "compartment_features",
     "denoise_step",

@@ -37,6 +37,7 @@ __all__ = [
 #: made by :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1; each seed's streams
 #: are its own, so a larger ``N`` leaves the first seeds' weights unchanged).
 CHECKPOINT = "cell_diff/models.pt"
+#: The command that trains the committed models.
 TRAIN_COMMAND = "python -m icml25.cell_diff train data/cell_diff/models.pt"
 TRAINING_SEEDS = 5
 #: What training one seed's three models cost on one core, measured when the committed
@@ -48,6 +49,7 @@ TRAINING_CPU_MINUTES = 5
 TRAINING = {"size": 16, "seq_len": 24, "n_train": 3000, "d": 64, "depth": 3, "heads": 4,
             "patch": 4, "steps": 3000, "batch": 48, "lr": 2e-3, "no_sequence_steps": 600,
             "regression_steps": 600}
+#: The three models trained for each seed, by name.
 MODELS = ("cell_diff", "no_sequence", "regression")
 
 

@@ -23,7 +23,7 @@ from .streams import as_generator
 from .validation import check_int, check_scalar
 
 __all__ = ["Z95", "Estimate", "bootstrap_ci", "bootstrap_replicates", "clopper_pearson",
-           "random_effects", "resample_indices", "standard_errors"]
+           "paired_bootstrap_ci", "random_effects", "resample_indices", "standard_errors"]
 
 #: The standard normal's 97.5% quantile: a 95% interval is about the estimate +- 1.96 errors.
 Z95 = 1.959963984540054
@@ -155,6 +155,52 @@ def bootstrap_ci(values, *, statistic: Callable | None = None, n_boot: int = 10_
     value = float(v.mean()) if statistic is None else float(statistic(v, axis=0))
     a = (1 - level) / 2
     return Estimate(value, (float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))))
+
+
+def paired_bootstrap_ci(statistic: Callable, *samples, n_boot: int = 2000,
+                        level: float = 0.95, seed=0) -> tuple[float, float]:
+    r"""The percentile interval of ``statistic(*samples)``, a function of several samples.
+
+    Each of the $B$ replicates resamples every sample with replacement; samples of the same
+    length are resampled with the same indices (paired: the same runs measured by two methods),
+    samples of other lengths independently. The indices of a replicate are drawn length by
+    length, in the order the lengths first appear, $n$ uniform integers at a time. Use
+    :func:`bootstrap_ci` for a reduction of one sample (it draws all replicates at once).
+
+    Parameters
+    ----------
+    statistic : callable
+        ``statistic(*resampled) -> float``.
+    *samples : arrays
+        One array a sample, indexed along its first axis.
+    n_boot : int
+        $B$, the number of replicates (positive).
+    level : float
+        The interval's coverage, in $(0, 1)$.
+    seed : int, sequence of int, SeedSequence or Generator
+        The random stream (:func:`icml25.common.streams.as_generator`); a ``Generator`` is
+        advanced in place.
+    """
+    if not samples:
+        raise ValueError("paired_bootstrap_ci needs at least one sample")
+    samples = [np.asarray(x) for x in samples]
+    if any(x.ndim == 0 or len(x) == 0 for x in samples):
+        raise ValueError("every sample must be a non-empty array")
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    level = check_scalar(level, "level", minimum=0, maximum=1, open_minimum=True,
+                         open_maximum=True)
+    rng = as_generator(seed)
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        picks: dict[int, np.ndarray] = {}
+        resampled = []
+        for x in samples:
+            if len(x) not in picks:
+                picks[len(x)] = rng.integers(0, len(x), len(x))
+            resampled.append(x[picks[len(x)]])
+        draws[b] = statistic(*resampled)
+    a = (1 - level) / 2
+    return float(np.quantile(draws, a)), float(np.quantile(draws, 1 - a))
 
 
 def standard_errors(intervals) -> np.ndarray:

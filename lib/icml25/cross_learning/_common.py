@@ -7,6 +7,7 @@ import numpy as np
 
 from icml25.common.validation import check_int
 
+#: The dtype of the losses revealed to learners.
 FEEDBACK_DTYPE = np.float32  # losses revealed to learners: single precision halves the traffic
 _BLOCK = 512  # rounds of random numbers drawn at once (contexts, adversary, action uniforms)
 

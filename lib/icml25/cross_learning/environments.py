@@ -37,7 +37,7 @@ class Round(ABC):
     @abstractmethod
     def at_action(self, actions: np.ndarray) -> np.ndarray:
         r""":math:`\ell_t(c, A_t^{(s)})` for every context: shape ``(S, C)``, dtype
-        :data:`FEEDBACK_DTYPE`.  The cross-learning feedback."""
+        :obj:`~icml25.cross_learning._common.FEEDBACK_DTYPE`.  The cross-learning feedback."""
 
     @abstractmethod
     def at_context(self, contexts: np.ndarray) -> np.ndarray:

@@ -19,9 +19,9 @@ from .environments import Problem
 class Learner(ABC):
     """A learner for ``S`` independent runs at once.
 
-    The simulator calls :meth:`reset` once, then in every round :meth:`policy` with the contexts
+    The simulator calls ``reset`` once, then in every round :meth:`policy` with the contexts
     :math:`c_t` (shape ``(S,)``), draws :math:`A_t\\sim` the returned rows itself, and calls
-    :meth:`update` with the actions and the feedback: ``(S, C)`` losses of the played action in
+    ``update`` with the actions and the feedback: ``(S, C)`` losses of the played action in
     every context when ``cross_learning`` is True, else the ``(S,)`` losses
     :math:`\\ell_t(c_t,A_t)`.
     """
@@ -169,9 +169,10 @@ class SchneiderZimmert(Learner):
     Two further readings are options.  ``coin=False`` keeps the pairs but always lets the first
     round of a pair learn and the second estimate: an oblivious adversary that knows the
     schedule can then put its losses where the learner never looks
-    (:func:`estimation_round_adversary`).  ``frozen=True`` plays, during epoch :math:`e`, the
-    policy :math:`\pi_e` fixed at the epoch's start, and uses it in :math:`\hat f`; the
-    updates of the epoch accumulate in :math:`\hat L` and take effect at the next epoch.
+    (:func:`~icml25.cross_learning.adversaries.estimation_round_adversary`).  ``frozen=True``
+    plays, during epoch :math:`e`, the policy :math:`\pi_e` fixed at the epoch's start, and uses
+    it in :math:`\hat f`; the updates of the epoch accumulate in :math:`\hat L` and take effect
+    at the next epoch.
 
     Parameters
     ----------

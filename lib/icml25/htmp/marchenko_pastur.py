@@ -15,7 +15,7 @@ def _mp_edges(gamma: float) -> tuple[float, float]:
 
 def mp_density(x, gamma):
     r"""Marchenko-Pastur density of the nonzero eigenvalues, in the HTMP scaling (the
-    :math:`\kappa\to\infty` limit of :func:`htmp_density`).
+    :math:`\kappa\to\infty` limit of :func:`~icml25.htmp.density.htmp_density`).
 
     .. math:: f_\infty(x) = \frac{\sqrt{(x_+-x)(x-x_-)}}{2\pi x},\qquad
               x_\pm=(\sqrt\gamma\pm1)^2,

@@ -40,7 +40,7 @@ def _bidiagonal_gram_eigenvalues(diag: np.ndarray, sub: np.ndarray) -> np.ndarra
 
 def sample_htmp(n, gamma, kappa, rng):
     r"""Nonzero eigenvalues of one HTMP matrix of rank ``n``, sorted, in the scale of
-    :func:`htmp_density`.
+    :func:`~icml25.htmp.density.htmp_density`.
 
     Dumitriu & Edelman's (2002) bidiagonal model of the :math:`\beta`-Laguerre ensemble with
     :math:`p=\gamma n`:

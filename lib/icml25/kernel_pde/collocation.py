@@ -20,8 +20,9 @@ def solve_collocation(pde: PDE, n: int, *, ell: float = 0.1, nugget: float = 1e-
     at every interior node) by Newton's method, each Newton system by (L)GMRES with Kronecker
     matrix-vector products and a fast preconditioner.
 
-    It is the limit of the paper's penalised loss (:func:`solve_sks`) as the penalty weights
-    grow and the nugget vanishes, solved by a method that never forms an ``N × N`` matrix.
+    It is the limit of the paper's penalised loss (:func:`~icml25.kernel_pde.sks.solve_sks`) as
+    the penalty weights grow and the nugget vanishes, solved by a method that never forms an
+    ``N × N`` matrix.
     """
     _check_square(pde, "solve_collocation")
     g = uniform_grid(n)

@@ -19,7 +19,8 @@ class SolveResult:
     (NaN where a solver has none); ``best_test_error`` the smallest test error met during the
     iterations, the protocol of the paper's code (minimum over training, measured on the test
     set itself): the book reports the final one and shows this one beside it. ``history`` holds
-    ``(step, test error)`` pairs along the iterations (:func:`solve_sks` only).
+    ``(step, test error)`` pairs along the iterations (:func:`~icml25.kernel_pde.sks.solve_sks`
+    only).
     """
 
     u: np.ndarray

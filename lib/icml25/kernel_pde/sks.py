@@ -149,7 +149,7 @@ def solve_sks(pde: PDE, n, *, ell=0.1, nugget: float = 1e-6, v: float = 1e4,
 
     ``optimizer``: ``"gauss-newton"`` (elliptic in the paper: the loss's exact gradient, the
     residual linearised in the Hessian, a full step; the :math:`N\times N` matrix is formed,
-    by :func:`_kron_gram`, so this is for :math:`N` up to a few thousand) or ``"adam"`` (the
+    by ``_kron_gram``, so this is for :math:`N` up to a few thousand) or ``"adam"`` (the
     paper's choice for Allen-Cahn, Burgers and Eikonal: one step costs a few
     :math:`n\times n` products). ``warmup`` Adam steps fit the boundary and prior only (the
     residual weight off), as the paper's Burgers code does, then ``lr_after_warmup`` applies.

@@ -23,7 +23,8 @@ def probe_blocks(block_emb, labels, train, test, *, C: float = 1.0):
 
     Parameters
     ----------
-    block_emb : (B, N, d) array, :func:`block_embeddings` (or one block with B = 1).
+    block_emb : (B, N, d) array, :func:`~icml25.microscopy_mae.model.block_embeddings` (or one
+        block with B = 1).
     labels : (N,) int array, the probe's target.
     train, test : index arrays into N (split by plate, so the probe must cross batches).
 

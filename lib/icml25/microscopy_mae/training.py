@@ -72,6 +72,7 @@ def train_seed(seed: int, training: dict = TRAINING, screen_config: dict = TRAIN
 #: unchanged).
 CHECKPOINT = "microscopy_mae/models.pt"
 TRAINING_SEEDS = 10
+#: The command that trains the committed models.
 TRAIN_COMMAND = "python -m icml25.microscopy_mae train data/microscopy_mae/models.pt"
 
 

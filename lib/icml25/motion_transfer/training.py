@@ -18,6 +18,7 @@ TRAINING = dict(n_videos=400, n_frames=12, n_kp=6, width=16, batch_size=16, step
 #: The committed models (:func:`load_models`): training seeds 0-4 and the evaluation
 #: detector, made by :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
 CHECKPOINT = "motion_transfer/models.pt"
+#: The command that trains the committed models.
 TRAIN_COMMAND = "python -m icml25.motion_transfer train data/motion_transfer/models.pt"
 
 

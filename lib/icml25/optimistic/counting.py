@@ -122,7 +122,8 @@ class Result:
     trace : ndarray (n_evals,)
         Best value after each evaluation.
     subspace : ndarray (d, m), optional
-        The learned subspace's orthonormal basis $V$ (:func:`learned_partition` only).
+        The learned subspace's orthonormal basis $V$
+        (:func:`~icml25.optimistic.learned.learned_partition` only).
     n_learn : int
         Evaluations spent learning the subspace.
     """

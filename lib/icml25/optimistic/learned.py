@@ -45,7 +45,8 @@ def learned_partition(f: Callable, bounds, budget: int, *, active_dim: int, seed
     Parameters
     ----------
     f, bounds, budget, vectorized, history
-        As in :func:`sequool`; the budget covers the learning samples too.
+        As in :func:`~icml25.optimistic.sequool.sequool`; the budget covers the learning samples
+        too.
     active_dim : int
         The assumed dimension $m$ of the subspace, $1\le m\le d$.
     seed : int, SeedSequence or Generator, optional

@@ -29,7 +29,6 @@ data/rationales/models.pt`` trains the committed models. The chapter loads both.
 """
 
 from icml25.common.ranking import auroc, average_precision  # the detection scores
-from icml25.common.stats import bootstrap_ci  # the chapter's intervals
 
 from .concepts import (
     CONCEPTS,
@@ -112,7 +111,6 @@ __all__ = [
     "answer_questions",
     "auroc",
     "average_precision",
-    "bootstrap_ci",
     "build",
     "concept_probabilities",
     "dice",

@@ -14,7 +14,9 @@ GROUPS = {
 }
 #: Every concept phrase, group by group; ``NORMAL`` is the last text of :data:`TEXTS`.
 CONCEPTS = tuple(p for phrases in GROUPS.values() for p in phrases)
+#: The phrase of normal tissue, the text that no concept holds.
 NORMAL = "normal prostate tissue"
+#: The texts embedded: every concept phrase of :data:`CONCEPTS`, then :data:`NORMAL`.
 TEXTS = CONCEPTS + (NORMAL,)
 #: Index of each group's first concept in :data:`CONCEPTS`.
 GROUP_START = dict(zip(GROUPS, np.cumsum([0] + [len(v) for v in GROUPS.values()])[:-1]))

@@ -118,8 +118,8 @@ def paired_gap(metric, scores_a, scores_b, labels, *, n_boot: int = 10_000, seed
     The images are resampled with replacement ``n_boot`` times
     (:func:`icml25.common.stats.resample_indices`), the same resample for both score arrays;
     the interval is the 2.5% and 97.5% quantiles of the resampled differences. ``metric`` is
-    :func:`auroc` or :func:`average_precision`. Returns an
-    :class:`icml25.common.stats.Estimate` ``(value, (low, high))``; resamples without a
+    :func:`~icml25.common.ranking.auroc` or :func:`~icml25.common.ranking.average_precision`.
+    Returns an :class:`icml25.common.stats.Estimate` ``(value, (low, high))``; resamples without a
     positive or without a negative image are dropped (there are none at a few hundred images).
     """
     from icml25.common.stats import Estimate, resample_indices

@@ -69,7 +69,8 @@ class RationaleModel(_module_base().Module):
     embeddings :math:`s_c\in\mathbb R^{384}` of the concept phrases to
     :math:`t_c = P s_c/\lVert P s_c\rVert`. The concept heat map is the cosine similarity
     :math:`H_c(x) = e(x)^\top t_c`: no concept mask is ever used to train it.
-    ``text`` holds :math:`s_c` for :data:`TEXTS` (the concepts, then :data:`NORMAL`).
+    ``text`` holds :math:`s_c` for :data:`~icml25.rationales.concepts.TEXTS` (the concepts, then
+    :data:`~icml25.rationales.concepts.NORMAL`).
     """
 
     def __init__(self, text, width: int = 8, dim: int = 16):
@@ -88,7 +89,8 @@ class RationaleModel(_module_base().Module):
         self.register_buffer("text", text)
 
     def concept_vectors(self):
-        """:math:`t_c` for every entry of :data:`TEXTS`, shape ``(K + 1, d)``."""
+        """:math:`t_c` for every entry of :data:`~icml25.rationales.concepts.TEXTS`, shape
+        ``(K + 1, d)``."""
         t = self.project(self.text)
         return t / t.norm(dim=1, keepdim=True)
 

@@ -30,6 +30,7 @@ class Scanner:
 
 #: The training scanner and a shifted one (other gains and contrast, bias field, more noise).
 SCANNER_A = Scanner()
+#: The shifted scanner.
 SCANNER_B = Scanner(gain=(0.7, 1.4, 0.8), gamma=1.5, bias=0.35, noise=0.07, blur=1.0)
 
 

@@ -109,6 +109,7 @@ MODELS = {
 #: The committed models (:func:`load_models`): training seeds 0-4, made by
 #: :data:`TRAIN_COMMAND` (``--seeds N`` trains seeds 0..N-1).
 CHECKPOINT = "rationales/models.pt"
+#: The command that trains the committed models.
 TRAIN_COMMAND = "python -m icml25.rationales train data/rationales/models.pt"
 #: What training the committed file cost on one core, measured when it was trained (about
 #: 275 CPU-seconds per seed, five seeds).

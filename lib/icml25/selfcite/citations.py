@@ -37,12 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.common.stats import Estimate, bootstrap_ci
 from icml25.common.streams import as_generator
 from icml25.common.validation import check_int
 
 __all__ = [
-    "DISTRACTOR_KINDS", "REWARDS", "SELECTORS", "Item", "best_of_n", "bootstrap_mean",
+    "DISTRACTOR_KINDS", "REWARDS", "SELECTORS", "Item", "best_of_n",
     "candidate_rewards", "citation_prf", "fit_surrogate", "item_texts",
     "length_balance", "length_guard", "lexical_scores", "load_cache", "make_items",
     "mask_of", "prompt", "CACHES", "STYLES",
@@ -53,8 +52,10 @@ __all__ = [
 DISTRACTOR_KINDS = ("lexical", "other_entity", "near_duplicate")
 """Distractor kinds: the entity's words without the fact; the same relation for another
 entity; the supporting sentence with the entity's name changed by one letter."""
+#: The kinds of context-ablation reward (:func:`reward`).
 REWARDS = ("log_prob", "drop", "hold", "drop_hold")
 GUARD_PENALTY = -1000.0
+#: Sentences in a question's context.
 N_SENTENCES = 5
 
 # ------------------------------------------------------------------------------------
@@ -434,13 +435,6 @@ def select(cache, n_candidates: int, rng, limit: int | None, n_ablations: int = 
     return out, n_distinct
 
 
-def bootstrap_mean(values, rng, n_boot: int = 1000, level: float = 0.95) -> Estimate:
-    """Mean of the items' ``values`` (n,) and its percentile bootstrap interval, drawn from
-    ``rng`` (a ``Generator``, advanced in place, or a seed): :func:`icml25.common.stats.
-    bootstrap_ci` with this chapter's defaults, ``(mean, (low, high))``."""
-    return bootstrap_ci(values, n_boot=n_boot, level=level, seed=rng)
-
-
 # ------------------------------------------------------------------------------------
 # The scorer: SmolLM2-135M-Instruct, offline
 # ------------------------------------------------------------------------------------
@@ -535,6 +529,7 @@ def sentence_tokens(items, tokenizer) -> np.ndarray:
 
 
 CACHE = "selfcite/scores.npz"
+#: Questions of the named-style score table, and the seed that draws the questions of both tables.
 CACHE_ITEMS, CACHE_SEED = 40, 2025
 CACHES = {"named": (CACHE, CACHE_ITEMS), "pronoun": ("selfcite/pronoun.npz", 80)}
 """The committed score tables by statement style: (file under ``data/``, questions). Both

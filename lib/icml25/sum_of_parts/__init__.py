@@ -31,7 +31,7 @@ into self-attributing models by the paper's "-F" construction (:func:`top_patche
 :func:`mask_patches`).
 Data: :func:`two_motif_xor` (planted interacting motifs), :func:`load_digits_images`,
 :func:`binomial_target` (the paper's lower-bound example). Metrics: accuracy,
-:func:`insertion_deletion`, :func:`purity`; intervals: :func:`bootstrap_ci` over test
+:func:`insertion_deletion`, :func:`purity`; intervals: :func:`~icml25.common.stats.bootstrap_ci` over test
 images, :func:`bootstrap_inits_images` over test images and training initialisations.
 
 Parts: :mod:`.data` (data sets, patches and masks), :mod:`.models` (backbone, per-feature
@@ -39,7 +39,6 @@ additive model, :class:`SumOfParts`), :mod:`.training`, :mod:`.attributions` (SO
 post-hoc ones, the "-F" construction) and :mod:`.metrics`.
 """
 
-from icml25.common.stats import bootstrap_ci
 from icml25.sum_of_parts.attributions import (
     mask_patches,
     posthoc_patch_scores,
@@ -69,7 +68,6 @@ __all__ = [
     "SumOfParts",
     "additive_fit_mse",
     "binomial_target",
-    "bootstrap_ci",
     "bootstrap_inits_images",
     "evenly_spaced",
     "insertion_deletion",

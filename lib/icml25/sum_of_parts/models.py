@@ -43,7 +43,7 @@ class MLPBackbone(nn.Module):
 
 class PerFeatureAdditive(nn.Module):
     r"""Per-feature SANN (a neural additive model): $f_c(x)=b_c+\sum_i h_{i,c}(x_i)$,
-    each $h_i$ a one-hidden-layer network of its own feature; :meth:`attributions`
+    each $h_i$ a one-hidden-layer network of its own feature; ``attributions``
     returns the terms $h_{i,c}(x_i)$, which sum with $b_c$ to the logit."""
 
     def __init__(self, n_features: int, n_classes: int, hidden: int = 8, *, seed=0):

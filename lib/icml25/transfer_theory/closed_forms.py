@@ -101,7 +101,7 @@ def risk_linear_transfer(theta, lam=0.0):
         Angle :math:`\theta\in[0,\pi]` between :math:`\beta_s` and :math:`\beta_t`.
     lam : float or array
         Ridge penalty :math:`\lambda\ge0` on the read-out (per sample, as in
-        :func:`linear_transfer`).
+        :func:`~icml25.transfer_theory.linear.linear_transfer`).
     """
     th = _angles(theta)
     lam = _array(lam, "lam", low=0.0)

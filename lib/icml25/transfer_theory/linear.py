@@ -85,7 +85,8 @@ def finetune_endpoint(X, y, beta_init, depth: int = 2) -> np.ndarray:
               c=(\|\hat\beta\|/\|\beta_0\|)^{(L-1)/L},
 
     :math:`a=\|(I-P)\beta_0\|^2`, :math:`P=X^+X`: the row-space part interpolates, the
-    null-space part is rescaled only (the finite-sample form of :func:`finetune_scale`).
+    null-space part is rescaled only (the finite-sample form of
+    :func:`~icml25.transfer_theory.closed_forms.finetune_scale`).
     """
     X = _design(X)
     y = _labels(y, X)

@@ -9,7 +9,7 @@ degradation"); the paper's *Bayesian weight enhancement* reads weight ensembling
 averaging and restore-to-source as filters over a latent weight state, and SSA adds a
 covariance-aware step-size rule derived from the steady state of an SDE model of the TTA process.
 
-**Methods** (all share :meth:`_TTAMethod.adapt`, predict-then-update):
+**Methods** (all share ``_TTAMethod.adapt``, predict-then-update):
 
 ============  ================================================================================
 ``Source``    no adaptation, BatchNorm in eval mode (source statistics)

@@ -124,7 +124,7 @@ class Tent(_TTAMethod):
         self.theta_src = self.theta.clone()
 
     def flat(self) -> torch.Tensor:
-        """The adapted parameters :math:`\theta` as one vector (a copy)."""
+        """The adapted parameters :math:`θ` as one vector (a copy)."""
         return self.theta.clone()
 
     @torch.no_grad()

@@ -43,8 +43,8 @@ def gap_study(blocks, y, *, task: str, methods, sizes, lam, reps: int, seed=0,
     Newton starting from the full-data fit) and their full objectives computed in one product. A method's
     draws do not depend on the other methods listed, and calls with the same ``seed`` at
     other $\lambda$ use the same streams. ``replace`` chooses the sampler
-    (:func:`sample_coreset`): i.i.d. draws with replacement (default, the one the paper's
-    theory covers) or $m$ distinct rows with Horvitz-Thompson weights.
+    (:func:`~icml25.vfl_coresets.sampling.sample_coreset`): i.i.d. draws with replacement
+    (default, the one the paper's theory covers) or $m$ distinct rows with Horvitz-Thompson weights.
 
     Returns a dict with ``gaps`` of shape (methods, sizes, reps), ``betas`` (the coreset
     fits, shape (methods, sizes, reps, d)), ``beta_star`` (the full-data fit), ``floats`` (floats sent per coreset, same shape), ``distinct`` (distinct
