@@ -20,7 +20,7 @@ import icml25
 
 project = "ICML 2025, Executable: the library"
 # MathJax from the package, not from a network (the book is read offline)
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx_mathjax_offline"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx-mathjax-offline"]
 nitpicky = True
 autodoc_default_options = {"members": True, "ignore-module-all": True}
 autodoc_typehints = "none"
@@ -53,7 +53,7 @@ def _canonical(target: str, context: str | None) -> str | None:
         for cut in range(len(parts), 0, -1):
             try:
                 obj = importlib.import_module(".".join(parts[:cut]))
-            except ImportError:
+            except (ImportError, ValueError):  # ValueError: an empty name ("a..b", ".")
                 continue
             try:
                 for name in parts[cut:]:
