@@ -34,6 +34,8 @@ import numpy as np
 from icml25 import book
 from icml25 import rationales as R
 
+from _chapter import COLOURS, models_of
+
 SIZES = {
     "quick": dict(n_test=40, n_random=100),
     "book": dict(n_test=300, n_random=2000),
@@ -42,11 +44,7 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 text = R.load_concept_embeddings()
-# the committed models of this seed; paper mode trains them here (minutes)
-models, config = ((R.train_models(seed, R.PAPER_TRAINING, text), dict(R.PAPER_TRAINING))
-                  if mode == "paper" else R.load_models(seed, text))
-COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
-           "random": book.PALETTE[7], "evidence": book.PALETTE[3]}
+models, config = models_of(seed, text, train=mode == "paper")
 SHORT = ["PZ", "TZ", "circ.", "non-circ.", "homog.", "heterog.", "moderate", "marked",
          "restricted", "normal"]
 

@@ -52,6 +52,8 @@ from icml25 import book
 from icml25 import rationales as R
 from icml25.common.stats import bootstrap_ci
 
+from _chapter import COLOURS, models_of
+
 SIZES = {
     "quick": dict(n_test=80, n_boot=500),
     "book": dict(n_test=600, n_boot=10000),
@@ -60,12 +62,8 @@ SIZES = {
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
 text = R.load_concept_embeddings()
-# the committed models of this seed; paper mode trains them here (minutes)
-models, config = ((R.train_models(seed, R.PAPER_TRAINING, text), dict(R.PAPER_TRAINING))
-                  if mode == "paper" else R.load_models(seed, text))
+models, config = models_of(seed, text, train=mode == "paper")
 model = {name: m for name, (m, _) in models.items()}
-COLOURS = {"rationale": book.PALETTE[0], "unet": "0.45", "gradcam": book.PALETTE[1],
-           "gradcam_b": book.PALETTE[4], "random": book.PALETTE[7]}
 book.glue(n_boot=f"{size.n_boot:,}")
 
 

@@ -33,7 +33,11 @@ otherwise on each vendor's CPU (17% of 100,003 roots one unit off on an AMD EPYC
 again on an Intel Xeon). torch's Adam and AdamW divide by it at every step, so a model they train
 parts between vendors. The book takes its roots and its optimisers from
 :mod:`icml25.common.optim`, whose root goes through float64 and is correctly rounded on every
-CPU, and a test keeps torch's out of the book's code. Under the pins the numerics probe
+CPU, and a test keeps torch's out of the book's code. The same root hides in other libraries:
+``tensor ** 0.5`` is it, and diffusers' schedulers take their roots so (chapter 18 trained to
+other weights on an Intel Xeon than on an AMD EPYC until its noising and reverse steps took the
+book's root); a test runs the book's trainers and samplers under a torch dispatch mode that
+counts every float32 root they take. Under the pins the numerics probe
 (``python -m icml25.book numerics``) then gives the same bits on the two machines for every
 kernel they share but torch's own root and AdamW (:data:`icml25.book.probe.VENDOR_KERNELS`),
 which it measures to show the difference. It costs time: about 1.2 times the CPU time of a torch chapter (05, 16; paired runs),
