@@ -4,9 +4,12 @@ Chapter 18's training seed 0 (three models, about 6 CPU-minutes) is retrained in
 process by the command of ``data/MANIFEST``, and every tensor of its checkpoint, and every
 loss curve, must equal the committed file's bit for bit, on an Intel and an AMD CPU alike. It
 took two things: ``MKL_CBWR=COMPATIBLE`` (under the pins of before, 16 of 162 tensors of seed 0
-were equal on an AMD EPYC, the largest relative difference 0.44), and an Adam whose square root
+were equal on an AMD EPYC, the largest relative difference 0.44), an Adam whose square root
 is correctly rounded (``icml25.common.optim``): torch's Adam divides by MKL's float32 root,
-which rounds by vendor under every branch.
+which rounds by vendor under every branch; and the same root in the noising
+(``cell_diff.add_noise``): diffusers' ``add_noise`` takes ``alphas_cumprod[t] ** 0.5``, MKL's
+root again (the AMD-made file of before gave 100 of 162 tensors different on an Intel Xeon,
+while the regression model, which noises nothing, was equal).
 """
 
 import subprocess
