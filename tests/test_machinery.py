@@ -598,6 +598,25 @@ def test_checkpoint_bytes_depend_only_on_the_content(tmp_path):
     assert ck.save(tmp_path / "changed.pt", **content) != a
 
 
+def test_checkpoint_bytes_do_not_depend_on_which_equal_objects_are_shared(tmp_path):
+    """Records made in this process share their key strings across seeds; records sent back
+    by a worker process (``--jobs 2``) arrive as copies. The file must not tell them apart
+    (with pickle's memo on, it did: rationales/models.pt of --jobs 1 and --jobs 2 differed)."""
+    import pickle
+
+    import torch
+    from icml25.common import checkpoints as ck
+
+    def record(s):
+        return {"history": [float(s), 0.5], "n_train": 3}
+
+    weights = {"net": {"w": torch.ones(2)}}
+    here = {s: record(s) for s in range(3)}
+    sent = {s: pickle.loads(pickle.dumps(record(s))) for s in range(3)}
+    assert ck.save(tmp_path / "a.pt", config={"k": 1}, seeds={0: weights}, records=here) == \
+        ck.save(tmp_path / "b.pt", config={"k": 1}, seeds={0: weights}, records=sent)
+
+
 @pytest.mark.parametrize("where, bad, error", [
     ("records", {0: {"net": {"loss": [1.0], "cpu_s": 12.5}}}, "timing"),
     ("records", {0: {"net": {"wall_time": 1.0}}}, "timing"),

@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import io
 import os
+import pickle
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -127,6 +128,23 @@ def _state_dicts(models, where: str, torch) -> dict:
     return out
 
 
+class _Unshared:
+    """``pickle`` for :func:`save`, with its memo off (``Pickler.fast``): an object met twice is
+    written twice. With the memo on, the bytes depended on which equal objects were the same
+    object: a record computed in this process shares its key strings across seeds, one sent
+    back by a worker process does not, so ``--jobs 1`` and ``--jobs 2`` wrote different files
+    of the same content. (Tensors are unaffected: torch writes each storage once, by its own
+    table.)"""
+
+    class Pickler(pickle.Pickler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.fast = True
+
+    Unpickler = pickle.Unpickler
+    __name__ = "pickle"
+
+
 def save(path, *, config: dict, seeds: dict, records: dict | None = None,
          shared: dict | None = None) -> str:
     """Write a checkpoint whose bytes depend only on its content, atomically.
@@ -176,7 +194,7 @@ def save(path, *, config: dict, seeds: dict, records: dict | None = None,
         "records": _plain(dict(records or {}), "records", torch),
     }
     buffer = io.BytesIO()
-    torch.save(blob, buffer)
+    torch.save(blob, buffer, pickle_module=_Unshared)
     data = buffer.getvalue()
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
