@@ -31,7 +31,7 @@ source suffix when the template renders; this wraps that function to point at th
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 
