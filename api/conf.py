@@ -39,11 +39,29 @@ nitpick_ignore_regex = [("py:class", ".*"),
 
 MODULES = sorted(m.name for m in pkgutil.walk_packages(icml25.__path__, "icml25.")
                  if not m.name.endswith("__main__"))
-_INDEX = "API reference\n=============\n\n" + "".join(
-    f"{name}\n{'-' * len(name)}\n\n.. automodule:: {name}\n\n" for name in ["icml25", *MODULES])
+#: One page a part of the library (``icml25.book``, ``icml25.common``, a method's package),
+#: each with its modules; the pages are generated here (``api/*.rst`` is not committed).
+PARTS = sorted({".".join(name.split(".")[:2]) for name in MODULES})
 _HERE = Path(__file__).parent
-if not (_HERE / "index.rst").exists() or (_HERE / "index.rst").read_text() != _INDEX:
-    (_HERE / "index.rst").write_text(_INDEX)
+
+
+def _write(name: str, text: str) -> None:
+    path = _HERE / f"{name}.rst"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _title(text: str) -> str:
+    return f"{text}\n{'=' * len(text)}\n\n"
+
+
+_write("index", _title("The library: API reference") + (icml25.__doc__ or "") + "\n\n"
+       ".. toctree::\n   :maxdepth: 1\n\n" + "".join(f"   {part}\n" for part in PARTS))
+for _part in PARTS:
+    _write(_part, _title(_part) + "".join(
+        f".. automodule:: {name}\n\n" if name == _part else
+        f"{name}\n{'-' * len(name)}\n\n.. automodule:: {name}\n\n"
+        for name in MODULES if name == _part or name.startswith(_part + ".")))
 
 
 def _canonical(target: str, context: str | None) -> str | None:

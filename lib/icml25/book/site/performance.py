@@ -171,7 +171,6 @@ def sotdd_floor(X1, X2, theta) -> None:
 
 
 def bench_sotdd(quick: bool) -> list[dict]:
-    import numpy as np
     import ot
 
     from icml25.sotdd import draw_projections, otdd_exact, sotdd
@@ -240,8 +239,6 @@ def _bench_sotdd_authors(quick: bool) -> dict:
 
 
 def bench_metric_mst(quick: bool) -> list[dict]:
-    import numpy as np
-
     from icml25.metric_mst import exact_emst, exact_mst, forest_completion_mst, gaussian_mixture
 
     rows = []
