@@ -15,8 +15,10 @@
 # This notebook builds the method in three steps you can run: SequOOL on a toy you can see;
 # learning the directions in which $f$ varies, from finite differences and sparse recovery;
 # SequOOL in the box of the learned coordinates. The experiments are in
-# [the reproduction](reproduction.ipynb). Algorithm numbers follow the paper's code
-# release (not checked against the paper's full text).
+# [the reproduction](reproduction.ipynb). The algorithms are numbered here, 1 to 3, in the
+# order of the authors' release (`learned_subspace` in `src/dimension_reduction.py`, then its
+# look-ahead variant); the release itself numbers none, and the paper's own numbering was not
+# readable here.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
@@ -159,9 +161,9 @@ book.show_figure(fig, "fig_toy")
 # The gradient of $f(x)=g(A(x-x^\star))$ is $\nabla f(x)=A^\top\nabla g(\cdot)$: it always
 # lies in the $m$-dimensional row space of $A$. Gradients at a few points therefore span that
 # space, and the top-$m$ right singular vectors of the matrix of gradients are a basis of it.
-# Without gradients, the paper's Algorithm 1 *senses* them:
+# Without gradients, the authors' release *senses* them:
 #
-# ```{prf:algorithm} Learning the subspace (Algorithm 1 of the paper's code)
+# ```{prf:algorithm} Learning the subspace (Algorithm 1, as the authors' code does it)
 # :label: alg-14-learn
 #
 # 1. Draw $m_x$ points $X_j=\xi_j/\|\xi_j\|$, $\xi_j\sim\mathcal N(0,I_d)$, on the unit

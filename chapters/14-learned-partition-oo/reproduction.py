@@ -822,7 +822,8 @@ book.show_figure(fig, "fig_edge")
 # * **Test functions** follow the paper's code (COCO-style, sharp ridge with factor 10) with
 #   $f_{\text{opt}}=0$, so that the value found is the regret. Branin and Styblinski–Tang are
 #   shifted so that a minimiser sits at $z=0$.
-# * **Not reproduced.** The look-ahead choice of the split direction (Algorithm 3); the
+# * **Not reproduced.** The look-ahead choice of the split direction (Algorithm 3, the
+#   release's `dimension_reduction_and_look_ahead.py`); the
 #   weight-quantisation task of OPT-1.3B (it needs the model's weights and a GPU); the
 #   other baselines of the paper's
 #   code (SOO, dual annealing, Bayesian optimisation, REMBO, HeSBO). The rate theorem is not
