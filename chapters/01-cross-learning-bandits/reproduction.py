@@ -72,8 +72,8 @@ def learners(env, names):
 
 
 def bootstrap(statistic, *samples):
-    """95% percentile interval of ``statistic(*samples)`` over resampled runs; samples of the
-    same length are resampled together (paired: the same runs)."""
+    """95% percentile interval of ``statistic(*samples)`` over resampled runs;
+    samples of the same length are resampled together (paired: the same runs)."""
     return paired_bootstrap_ci(statistic, *samples, n_boot=size.boot, seed=boot_rng)
 
 

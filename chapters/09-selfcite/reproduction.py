@@ -136,7 +136,8 @@ def lexical_separates(questions):
 # %%
 main, n_distinct = run_draws(size.draws)
 f1 = {s: main[s][:, 2] for s in sc.SELECTORS}
-summary = {s: bootstrap_ci(f1[s], n_boot=size.n_boot, seed=run.rng(f"bootstrap: F1 of {s}"))
+summary = {s: bootstrap_ci(f1[s], n_boot=size.n_boot,
+                           seed=run.rng(f"bootstrap: F1 of {s}"))
            for s in sc.SELECTORS}
 print(f"{'selector':28s}   P      R      F1    [95% interval]")
 for s in sc.SELECTORS:

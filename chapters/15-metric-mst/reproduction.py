@@ -463,15 +463,17 @@ if speedup_max >= ten:
     held = min(n for n in ns if all(speedups[m] >= ten for m in ns if m >= n))
     ten_text = f"it is at least {ten:g} times faster from n = {held} on"
 elif above:
-    ten_text = (f"it passes {ten:g} times at n = {', '.join(map(str, above))} but not at "
-                f"the largest size: {ten:g} times is not held at the sizes measured")
+    ten_text = (f"it passes {ten:g} times at n = {', '.join(map(str, above))} but "
+                f"not at the largest size: {ten:g} times is not held at the sizes "
+                "measured")
 elif speedup_slope > 0:
     n_ten = n_max * (ten / speedup_max) ** (1 / speedup_slope)
-    ten_text = (f"{ten:g} times is not reached at the sizes measured; at the growth of the "
-                f"largest sizes it would be near n = {float(f'{n_ten:.2g}'):,.0f}")
+    ten_text = (f"{ten:g} times is not reached at the sizes measured; at the growth "
+                f"of the largest sizes it would be near n = "
+                f"{float(f'{n_ten:.2g}'):,.0f}")
 else:
-    ten_text = (f"{ten:g} times is not reached at the sizes measured, and the speed-up no "
-                "longer grows at the largest sizes")
+    ten_text = (f"{ten:g} times is not reached at the sizes measured, and the "
+                "speed-up no longer grows at the largest sizes")
 
 # %% tags=["nbval-check-output"]
 n_dense = max(cost["exact (SciPy, dense)"])
