@@ -950,8 +950,9 @@ book.glue(digits_ft_rise=ft_rise, digits_ft_low=ft_rise_ci[0],
 #   ({doc}`method`). At the paper's $\sigma=0.2$ it moves the break-even angle by at most
 #   {glue:text}`shift_02:.1f`° for $\gamma\le0.8$ (more as $\gamma\to1$, where the
 #   interpolator fits ever more noise); at $\sigma=1$, $\gamma=0.5$, by
-#   {glue:text}`shift_1:.1f`°. The derivation is ours, from the conserved quantity; whether
-#   the paper states eq. (15) for $\sigma>0$ is not checked against its full text.
+#   {glue:text}`shift_1:.1f`°. The derivation is ours, from the conserved quantity: the
+#   authors' released plotting code evaluates eq. (15) with no $\sigma$ in it, so the
+#   paper's formula is the noiseless one.
 # * **Baselines.** Scratch training is unregularised, as in eq. (8); the paper's figures also
 #   show a weight-decay-tuned scratch baseline and finite source data (its Appendix C), not
 #   reproduced here (the last exercise sketches the finite source).

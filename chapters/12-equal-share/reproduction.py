@@ -665,10 +665,13 @@ book.claim(
 #
 # ## What differs from the paper, and why
 #
+# The paper's full text was not readable here (only its abstract and opening, and there is no
+# code): the definition of its many-player *Switch Dominance* game, its learners' rates,
+# constants and meta-learner, its horizons and its numbers of runs are unchecked.
+#
 # * **Games.** Random games are drawn in count form (uniform entries, centred to a constant
-#   sum). The three-player majority vote is the paper's; the definition of its many-player
-#   *Switch Dominance* game is not checked against the paper's full text, so the
-#   many-player claim uses the $n$-player majority vote and the figure adds a
+#   sum). The three-player majority vote is the paper's; its many-player *Switch Dominance*
+#   game is not defined in what we could read, so the many-player claim uses the $n$-player majority vote and the figure adds a
 #   switch-dominance game of our own design, in which the self-play strategies turn out
 #   to be safe beyond three players.
 # * **Self-play baselines.** The paper's meta-algorithms come from prior systems; ours are
@@ -678,14 +681,11 @@ book.claim(
 # * **Learners.** Hedge uses $\eta=\sqrt{8\ln A/T}/R$, SAOL the geometric covering
 #   intervals with Hedge restarts and AdaNormalHedge as its sleeping-experts meta-learner
 #   (the original multiplicative meta-learner of Daniely et al. is an option, compared in
-#   the method notebook's exercises); cloning copies last round's opponents. The paper's
-#   exact rates, constants and meta-learner are not checked against its full text; neither
-#   are its horizons or numbers of runs.
+#   the method notebook's exercises); cloning copies last round's opponents.
 # * **Information.** Expected payoffs and observed mixed strategies throughout; worst
 #   opponents for four players come from a grid search plus local polish (upper bounds).
 # * **Rates.** The rate in $T$ measured above is that of Hedge's textbook bound
-#   $\epsilon_T$, which the paper's Hedge guarantee has the form of; its own constants are
-#   not checked against its full text. Not claimed: any rate in the opponents' variation,
+#   $\epsilon_T$, which the paper's Hedge guarantee has the form of. Not claimed: any rate in the opponents' variation,
 #   and anything about imperfect-information games.
 #
 # ## Exercises
