@@ -253,6 +253,12 @@ def test_the_root_is_correctly_rounded_as_numpys():
                         [0.0, 1e-45, 1.2e-38, 3.4e38, np.inf]]).astype(np.float32)
     assert np.array_equal(sqrt(torch.from_numpy(x)).numpy(), np.sqrt(x))
     assert sqrt(torch.from_numpy(x)).dtype == torch.float32
+    # the differentiable route (through float64) gives the same bits as the no-grad one
+    widened = sqrt(torch.from_numpy(x).requires_grad_(True))
+    assert widened.requires_grad and np.array_equal(widened.detach().numpy(), np.sqrt(x))
+    assert sqrt(torch.tensor(2.0)).shape == ()  # a 0-d tensor stays 0-d
+    strided = torch.from_numpy(x[:1000].reshape(100, 10)).T
+    assert np.array_equal(sqrt(strided).numpy(), np.sqrt(x[:1000].reshape(100, 10).T))
     x64 = torch.from_numpy(x.astype(np.float64))
     assert sqrt(x64).dtype == torch.float64
     with pytest.raises(TypeError, match="floating-point tensor"):
@@ -317,6 +323,21 @@ def test_starmap_keeps_the_order_and_refuses_bad_jobs():
         starmap(pow, [(2, 3)], n_jobs=0)
     with pytest.raises(ValueError, match="argument tuples"):
         starmap(pow, [[2, 3]], n_jobs=2)
+
+
+def test_workers_start_in_the_background_and_are_the_ones_starmap_reuses():
+    import os
+
+    from icml25.common.parallel import start_workers, starmap
+
+    assert start_workers(1, "json") is None
+    thread = start_workers(2, "json")
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    before = set(starmap(os.getpid, [()] * 8, n_jobs=2))
+    assert os.getpid() not in before and len(before) <= 2
+    with pytest.raises(ValueError, match="not one"):
+        start_workers(2, "no_such_module_here")
 
 
 def test_every_public_seed_goes_through_as_generator():

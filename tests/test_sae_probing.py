@@ -141,6 +141,28 @@ def test_sae_is_reproducible_and_validates_its_inputs():
         sp.train_sae(np.full((4, 3), np.nan))
 
 
+def test_remembered_codes_are_fresh_codes_and_forgotten_when_the_weights_change():
+    """codes() remembers recent encodings: a remembered result equals a fresh encoding bit for
+    bit, an in-place change of the weights forgets it, and the memo never travels in a pickle."""
+    import pickle
+
+    X, _ = sparse_data(n=300)
+    sae, _ = sp.train_sae(X, n_latents=64, k=4, epochs=2, seed=3)
+    first = sae.codes(X)
+    assert sae.codes(X.copy()) is first  # the same bytes: remembered
+    with torch.no_grad():
+        fresh = sae.encode(torch.from_numpy(X.astype(np.float32))).numpy()
+    assert np.array_equal(first, fresh) and not first.flags.writeable
+    # (the memo is keyed by the whole array: the codes of a subset of rows are not a slice of
+    # these, since a matrix product's rows may round differently with the number of rows)
+    with torch.no_grad():
+        sae.W_enc.mul_(-1.0)  # another encoder: the memo must not answer for it
+    flipped = sae.codes(X)
+    assert flipped is not first and not np.array_equal(flipped, first)
+    copy = pickle.loads(pickle.dumps(sae))
+    assert "_codes_memo" not in copy.__dict__ and np.array_equal(copy.codes(X), flipped)
+
+
 def test_sae_latents_keep_the_k_largest_class_mean_differences():
     X, _ = sparse_data(n=600)
     sae, _ = sp.train_sae(X, n_latents=96, k=4, epochs=5)

@@ -39,6 +39,7 @@ from sklearn.model_selection import cross_val_predict
 
 from icml25 import book
 from icml25 import sae_probing as sp
+from icml25.common.parallel import start_workers
 from icml25.common.stats import bootstrap_ci
 
 from _chapter import LAYER, SAE_COLOUR
@@ -66,6 +67,7 @@ SIZES = {
 }
 run = book.setup(mode=mode, seed=seed, sizes=SIZES)
 size = run.size
+start_workers(size.jobs, "icml25.sae_probing")  # the sweep's, ready when the SAE is
 data = sp.load()
 # Quick mode keeps the data sets with shifted test sets first, so that every regime
 # runs.

@@ -10,6 +10,9 @@ both, whatever the number of cores, so the values do not depend on ``n_jobs``.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import threading
 from collections.abc import Callable, Sequence
 
 from icml25.common.validation import check_int
@@ -45,3 +48,29 @@ def starmap(fn: Callable, jobs: Sequence[tuple], *, n_jobs: int = 1) -> list:
     # inner_max_num_threads=1: loky would otherwise give each worker cores // n_jobs threads
     with parallel_config(backend="loky", inner_max_num_threads=1):
         return Parallel(n_jobs=min(n_jobs, len(jobs)))(delayed(fn)(*args) for args in jobs)
+
+
+def start_workers(n_jobs: int, *modules: str) -> threading.Thread | None:
+    """Start :func:`starmap`'s ``n_jobs`` worker processes now, in the background, and import
+    ``modules`` in them (``n_jobs`` imports of each, spread over the workers by joblib).
+
+    A worker takes seconds to start and import torch or scikit-learn, and the first
+    :func:`starmap` waits for it. Started while this process computes on one core (training a
+    model), the workers are ready when the first :func:`starmap` comes, on a core that would
+    have idled. Results do not change: the workers are the ones :func:`starmap` reuses.
+
+    Returns
+    -------
+    The background thread (``join`` it to wait), or ``None`` when ``n_jobs`` is 1.
+    """
+    check_int(n_jobs, "n_jobs", minimum=1)
+    for name in modules:
+        if not isinstance(name, str) or importlib.util.find_spec(name) is None:
+            raise ValueError(f"start_workers imports modules by name; {name!r} is not one")
+    if n_jobs == 1:
+        return None
+    thread = threading.Thread(
+        target=starmap, args=(importlib.import_module, [(m,) for m in modules or ("os",)] * n_jobs),
+        kwargs={"n_jobs": n_jobs}, daemon=True, name="icml25 start_workers")
+    thread.start()
+    return thread

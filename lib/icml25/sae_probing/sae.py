@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import torch
@@ -11,6 +13,8 @@ from torch import nn
 from icml25.common.optim import Adam, sqrt
 from icml25.common.streams import stream_int
 from icml25.common.validation import check_int
+
+_CODES_REMEMBERED = 6  # encodings TopKSAE.codes keeps (a few MB each)
 
 
 class TopKSAE(nn.Module):
@@ -68,9 +72,32 @@ class TopKSAE(nn.Module):
         return self.decode(self.encode(x))
 
     def codes(self, X) -> np.ndarray:
-        """:meth:`encode` on a numpy array, as float32 numpy (for scikit-learn)."""
-        with torch.no_grad():
-            return self.encode(torch.as_tensor(np.asarray(X, dtype=np.float32))).numpy()
+        """:meth:`encode` on a numpy array, as float32 numpy (for scikit-learn).
+
+        The last few results are remembered by the bytes of ``X`` and the versions of the
+        weights: a probe's fit, transform and scoring encode the same rows several times (nine
+        encodings, four distinct, per evaluation). A remembered result is the one a fresh
+        encoding gives, bit for bit; any change to the weights forgets it. The array returned
+        is read-only.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        weights = (self.W_enc, self.b_enc, self.b_dec, self.mu, self.s)
+        key = (X.shape, hashlib.blake2b(X, digest_size=16).digest(),
+               tuple((w.data_ptr(), w._version) for w in weights))
+        memo = self.__dict__.setdefault("_codes_memo", {})
+        if key not in memo:
+            with torch.no_grad():
+                z = self.encode(torch.from_numpy(X)).numpy()
+            z.flags.writeable = False
+            while len(memo) >= _CODES_REMEMBERED:
+                memo.pop(next(iter(memo)))  # the oldest
+            memo[key] = z
+        return memo[key]
+
+    def __getstate__(self):
+        # the memo is a cache: it does not travel to worker processes or into pickles
+        state = super().__getstate__()
+        return {k: v for k, v in state.items() if k != "_codes_memo"}
 
 
 def sae_metrics(sae: TopKSAE, X) -> dict:
