@@ -69,7 +69,7 @@ def server(build):
 
 PAGES = ["index.html", "book/intro.html", "book/reexecute.html", "book/teaching.html",
          "book/syllabus.html", "book/primer.html",
-         "book/claims.html", "book/performance.html", "book/glossary.html",
+         "book/claims.html", "book/performance.html", "book/authors.html", "book/glossary.html",
          "book/references.html"]
 
 
@@ -233,6 +233,14 @@ def test_chapter_pages_show_figures_and_numbers(server):
         text = page.inner_text("main")
         assert page.locator("main table tr").count() >= 6 and "recorded elsewhere" in text
         assert all(k in text for k in ("s-OTDD", "MFC", "SKS"))
+        # Against the authors' code: a row per chapter, and a section for each recorded one
+        page.goto(f"{server}/book/authors.html", wait_until="load")
+        chapters = sorted(p.name for p in paths.CHAPTERS.glob("[0-9][0-9]-*"))
+        assert page.locator("main table tbody tr").count() == len(chapters)
+        from icml25.book.site import authors
+
+        for record in authors.records():
+            assert page.locator(f"#{authors.anchor(record['chapter'])}").count() == 1
         for path in pages():  # a page that makes claims shows them as verdict boxes, up front
             nb = paths.ROOT / path.replace(".html", ".ipynb")
             if not nb.exists() or "book.claim(" not in nb.read_text():

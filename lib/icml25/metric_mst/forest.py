@@ -18,12 +18,14 @@ def _rng(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else as_generator(seed)
 
 
-def k_center(oracle: DistanceOracle, t: int, seed=0) -> tuple[np.ndarray, np.ndarray]:
+def k_center(oracle: DistanceOracle, t: int, seed=0,
+             first_center: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Gonzalez's farthest-first traversal: ``t`` centers, each point assigned to the nearest.
 
     A 2-approximation of the k-center objective; :math:`n t` distance evaluations.  The
     first center is drawn uniformly from ``seed`` (an int, ``SeedSequence`` or
-    ``Generator``); the rest follow deterministically.
+    ``Generator``), or is the point ``first_center`` when given (the authors' code starts
+    at point ``n // 2``); the rest follow deterministically.
 
     Returns
     -------
@@ -32,7 +34,10 @@ def k_center(oracle: DistanceOracle, t: int, seed=0) -> tuple[np.ndarray, np.nda
     centers : ndarray of int, shape (t,)
     """
     n = oracle.n
-    centers = [int(_rng(seed).integers(n))]
+    if first_center is None:
+        centers = [int(_rng(seed).integers(n))]
+    else:
+        centers = [check_int(first_center, "first_center", minimum=0, maximum=n - 1)]
     # The assignment is kept up to date as the centers arrive (the distance to the nearest
     # center so far, and which): no second pass over the n * t distances at the end.
     nearest = oracle.to_all(centers[0])
@@ -121,6 +126,7 @@ def forest_completion_mst(
     metric: str | Callable = "euclidean",
     n_clusters: int | None = None,
     seed=0,
+    first_center: int | None = None,
     components=None,
 ) -> SpanningTree:
     """Approximate metric MST: k-center forest (or a given one), then MFC-Approx.
@@ -136,6 +142,9 @@ def forest_completion_mst(
     seed : int, SeedSequence or Generator, optional
         Seed of the first k-center (independent starts: children of one
         ``SeedSequence``, ``SeedSequence(s).spawn(k)``).
+    first_center : int, optional
+        The first k-center, instead of one drawn from ``seed`` (``n // 2`` gives the authors'
+        clusters; see :func:`k_center`).
     components : array of int, optional
         A forest given as a partition of the points (the "learned" forest of the
         learning-augmented setting); replaces k-center.  The forest is the exact MST inside each
@@ -152,7 +161,7 @@ def forest_completion_mst(
     if components is None:
         t = math.ceil(math.sqrt(n)) if n_clusters is None else n_clusters
         t = check_int(t, "n_clusters", minimum=1, maximum=n)
-        components, _ = k_center(oracle, t, seed)
+        components, _ = k_center(oracle, t, seed, first_center)
         # With duplicate points a center may win no point: re-code the clusters densely.
         _, components = np.unique(components, return_inverse=True)
     else:

@@ -411,6 +411,9 @@ def headline_table(judged: list) -> list[str]:
     behind it), the note and our effect beside the paper's beneath."""
     if not judged:
         return []
+    from icml25.book.site import authors
+
+    links = authors.claim_links()
     out = ["**The paper's headline claims**", ""]
     for j in judged:
         h = j.headline
@@ -418,8 +421,12 @@ def headline_table(judged: list) -> list[str]:
         words = f"“{h.words}”" + ("" if h.checked else " (†)")
         why = " ".join(x for x in [h.untestable or h.note, *(f"{e}." for e in j.effect_lines())]
                        if x)
+        # the authors' released code bears on it when its record names the claim or a test
+        label = next((links[(h.chapter, i)] for i in (h.id, *(t[0] for t in j.tests))
+                      if (h.chapter, i) in links), None)
+        beside = f" {{ref}}`Beside the authors' code <{label}>`." if label else ""
         out.append(f"- {badge(j.verdict)} {words} *Tests:* {tests}."
-                   + (f" {why}" if why else ""))
+                   + (f" {why}" if why else "") + beside)
     return out + [""]
 
 
@@ -608,6 +615,9 @@ def outputs(chapters: list[notebooks.Chapter] | None = None) -> dict[Path, str |
     from icml25.book.site import performance
 
     files |= performance.outputs()  # the Performance page, from its committed record
+    from icml25.book.site import authors
+
+    files |= authors.outputs()  # "Against the authors' code", from data/reference's records
     return files
 
 
