@@ -33,6 +33,7 @@ def _good() -> dict:
     (lambda r: r.update(extra=1), "unknown"),
     (lambda r: r.update(commit="d5ca705"), "40-hex commit"),
     (lambda r: r.update(agrees=[]), "what agrees"),
+    (lambda r: r.update(summary="x" * 91), "at most 90 characters"),
     (lambda r: r.update(agrees=[{"what": "x"}]), "'what' and 'figure'"),
     (lambda r: r.update(tests=["tests/test_sotdd.py::no_such_test"]), "no test"),
     (lambda r: r.update(reference_files=["data/reference/sotdd/none.npz"]), "does not exist"),

@@ -139,7 +139,10 @@ book.show_figure(fig, "fig_crops")
 # asks the decoder to get textures right even where it cannot place them. In
 # `mae_loss`, `mse` is the first term (`.mean(-1)` is the $1/D$, `mask` the $m_i$) and
 # `four` the second, which `fourier_loss` computes from the whole reconstructed crop,
-# every patch predicted: its final `.mean()` is the $1/NCHW$.
+# every patch predicted: its final `.mean()` is the $1/NCHW$. Our transform is the
+# orthonormal FFT, so the term is the authors' released `FourierLoss` divided by
+# $\sqrt{HW}$ ([Against the authors' code](../../book/authors.md)): our $\alpha = 0.01$
+# weighs the term $\sqrt{HW}$ times less than theirs at the same $\alpha$.
 #
 # ```{literalinclude} /lib/icml25/microscopy_mae/model.py
 # :pyobject: mae_loss

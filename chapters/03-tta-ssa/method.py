@@ -134,7 +134,11 @@ errors.round(3)
 #
 # with $\sigma^2_t$ the variance over the buffer: noisier updates, smaller steps. The switch to the
 # steady state happens once, the first time the buffer is full and $s_t<\sqrt2$. (We read this
-# from the author's code; the module docstring of `icml25.tta` lists what we checked.)
+# from the author's code; the module docstring of `icml25.tta` lists what we checked.) Run
+# beside the author's code on this chapter's model and stream, ours takes the same steps,
+# to rounding, from the same switch step on; the one difference is when the buffer counts
+# as full: theirs one step later, so their earliest switch is at step $N+2$ and ours at
+# $N+1$ ([Against the authors' code](../../book/authors.md)).
 #
 # In the code, `SSA._filter` runs after each SGD step: its first line is $g_t$, then
 # $s_t$ from the rule, then $\tilde\theta_t$ (`theta_pred`), handed to CMF's dual filter,

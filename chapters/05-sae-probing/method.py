@@ -143,7 +143,11 @@ book.claim(
 # on the training set, then fits a logistic regression on them. In `SAELatents.fit`,
 # `scale_` divides each latent by its mean non-zero value, `score` is the absolute
 # class-mean difference and `latents_` the $k$ best; `sae_probe_estimator` chains it with
-# standardisation and the logistic regression.
+# standardisation and the logistic regression. Run on this chapter's activations and
+# splits, the authors' released probing code ranks the latents as ours does, up to the order
+# of tied scores, and its test AUCs average within 0.02 of ours; it fits without
+# standardising and validates on other folds ([Against the authors'
+# code](../../book/authors.md)).
 #
 # ```{literalinclude} /lib/icml25/sae_probing/probes.py
 # :pyobject: SAELatents

@@ -288,7 +288,13 @@ book.show_figure(fig, "fig_surrogate")
 # For fine-tuning, the paper makes preference pairs: the chosen answer carries the
 # best-of-N citations, the rejected one the original sample, *length-balanced* by adding
 # random citations until both cite as many sentences (otherwise the model could learn
-# "cite more" instead of "cite right"). SimPO's loss of a pair with mean per-token
+# "cite more" instead of "cite right"). Ours draws the added citations among all the
+# sentences the rejected answer does not cite, the chosen ones included; the authors'
+# released code never adds a chosen sentence, so that its rejected answers stay wrong
+# ([Against the authors' code](../../book/authors.md)). In this chapter's five-sentence
+# contexts ours adds a chosen sentence to most rejected answers, which makes them partly
+# right: a difference from the authors' pairs that this chapter keeps for now (its
+# committed SimPO data were made with it). SimPO's loss of a pair with mean per-token
 # log-probabilities $\overline{\log p}$ under the policy is
 #
 # $$

@@ -168,7 +168,11 @@ book.glue(backbone_acc=backbone_acc)
 # gradient; the one differentiable quantity is the scalar
 # $c_g=\sum_{p\in\text{top}}A_{g,p}-\sum_{p\notin\text{top}}A_{g,p}=2\sum_{\text{top}}A_{g,p}
 # -1\in[-1,1]$, which scales the group's output. $G=8$ of the $M=16$ candidates are kept,
-# at evenly spaced indices (`sp.evenly_spaced(16, 8)` = {glue:text}`kept`). In
+# at evenly spaced indices (`sp.evenly_spaced(16, 8)` = {glue:text}`kept`). Two details
+# differ from the authors' released model, which, given this chapter's weights, gives our
+# outputs to float32 rounding ([Against the authors' code](../../book/authors.md)): they keep
+# candidates 0, 2, ..., 14, and their blur reflects at the grid's border where ours repeats
+# the edge value, which on this $4\times4$ grid changes 31% of the groups. In
 # `SumOfParts.candidates`, `E` is the patch embedding, `logits` the scaled query-key
 # products (then blurred) and the softmax gives the rows of $A$; `topk_mask` returns the
 # hard mask $m_g$ and $c_g$.

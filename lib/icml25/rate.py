@@ -21,7 +21,9 @@ differ *only* in :math:`W`,
 and :math:`\widehat{\text{ATE}} = \tfrac{n_1}{n}\widehat{\text{ATT}} + \tfrac{n_0}{n}\widehat{\text{ATU}}`.
 Rewriting *twice* makes both sides of the RATE contrast rewritten texts, so an off-target artefact
 that the rewriter applies the same way in both directions cancels. Standard errors are paired
-(per-example differences, as the official code's ``ATE_paired_stderr``); the interval is normal.
+(per-example differences, as the official code's ``ATE_paired_stderr`` up to its commit
+``2c436d8``; its later releases compute RATE's unpaired, a Welch error 1.0 to 2.2 times wider on
+this chapter's samples); the interval is normal.
 
 **Ground truth.** No LLM rewriter runs offline here, so the responses come from a generator of
 short product reviews with four binary latent attributes (:data:`ATTRIBUTES`): every review exists

@@ -136,7 +136,12 @@ def topk_mask(attention, k: float):
 
 
 def evenly_spaced(m: int, g: int) -> np.ndarray:
-    """``g`` of ``m`` candidate indices at even spacing (the authors' sampling)."""
+    """``g`` of ``m`` candidate indices at even spacing: ``round(linspace(0, m - 1, g))``.
+
+    The authors keep ``floor(i * m / g)`` instead (``0, 2, ..., 14`` of 16 for 8,
+    where this gives ``0, 2, 4, 6, 9, 11, 13, 15``); given their indices, the book's model
+    gives their outputs (``tests/test_authors_sum_of_parts.py``).
+    """
     check_int(m, "m", minimum=1)
     check_int(g, "g", minimum=1)
     if g > m:
