@@ -209,6 +209,29 @@ def test_classes_longer_than_one_run_of_the_kernel():
         np.testing.assert_allclose(w, w_ref, rtol=1e-11)
 
 
+@pytest.mark.parametrize("n1, n2, p", [(300, 300, 2.0), (300, 211, 2.0), (257, 257, 1.0),
+                                       (700, 700, 2.0)])
+def test_float32_gives_the_float64_values_to_float32_rounding(n1, n2, p):
+    """``dtype="float32"`` (the authors' precision): the same projections, each value within
+    float32 rounding of the float64 one (relative 1e-4 per projection: products of 16 terms,
+    squared differences of sorted values and the label moments in float32), so the distance
+    agrees far inside its Monte-Carlo error, which the test measures beside it."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=n1 + n2, n_features=16, n_informative=6,
+                               n_classes=4, n_clusters_per_class=1, random_state=3)
+    args = X[:n1], y[:n1], X[n1:], y[n1:]
+    d64, w64 = sotdd(*args, n_projections=2000, p=p, seed=7, return_per_projection=True)
+    d32, w32 = sotdd(*args, n_projections=2000, p=p, seed=7, return_per_projection=True,
+                     dtype="float32")
+    assert w32.dtype == np.float64 and w32.shape == w64.shape
+    np.testing.assert_allclose(w32, w64, rtol=1e-4, atol=1e-9)
+    assert not np.array_equal(w32, w64)  # it is another computation, not the float64 one
+    mc_error = w64.std(ddof=1) / (p * w64.mean()) / math.sqrt(len(w64))  # relative, of d
+    assert abs(d32 / d64 - 1) < 1e-5 < mc_error / 100
+    assert sotdd(*args[:2], *args[:2], n_projections=50, dtype="float32") == 0.0
+
+
 @pytest.mark.parametrize("n1, p, expected", [(800, 2, 0.4228121557071441),
                                              (700, 2, 0.4282204032132217),
                                              (800, 1, 0.14615853004576057)])
@@ -284,6 +307,7 @@ def test_bad_input_raises_clear_errors(fn, args, message):
         (dict(n_moments=2.5), "n_moments must be an integer"),
         (dict(p=0.5), "p must be a number >= 1"),
         (dict(chunk_size=-1), "chunk_size must be positive"),
+        (dict(dtype="float16"), "dtype must be 'float64' or 'float32'"),
     ],
 )
 def test_bad_settings_raise_clear_errors(kwargs, message):

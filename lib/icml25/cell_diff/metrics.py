@@ -64,8 +64,10 @@ def radial_psd(images, total: float = 1000.0) -> np.ndarray:
     r"""Radially summed power spectrum of each image, as the paper's MSF metric uses it.
 
     Negative pixels are clipped to 0, each image is scaled to total intensity ``total``,
-    $P=|\mathcal F x|^2/(HW)$, and $P$ is summed over rings of integer radius
-    $r=0..H/2$ (frequency $r/H$ cycles per pixel). Returns (n, H//2 + 1).
+    $P=|\mathcal F x|^2/(HW)$, and $P$ is summed over the rings $r \le \rho < r+1$,
+    $r=0..H/2$, of the frequency radius $\rho$ in units of $1/H$ cycles per pixel (the
+    authors' rings, diplib's ``RadialSum``, which bins by the floor of the radius). Returns
+    (n, H//2 + 1).
     """
     x = np.clip(_images(images), 0, None)
     s = x.sum((1, 2), keepdims=True)
@@ -73,7 +75,7 @@ def radial_psd(images, total: float = 1000.0) -> np.ndarray:
     h = x.shape[1]
     p = np.abs(np.fft.fftshift(np.fft.fft2(x), axes=(1, 2))) ** 2 / (h * h)
     yy, xx = np.mgrid[0:h, 0:h] - h // 2
-    r = np.rint(np.hypot(yy, xx)).astype(int).ravel()
+    r = np.floor(np.hypot(yy, xx)).astype(int).ravel()
     keep = r <= h // 2
     out = np.zeros((len(x), h // 2 + 1))
     np.add.at(out.T, r[keep], p.reshape(len(x), -1)[:, keep].T)
