@@ -130,8 +130,9 @@ def _section(record: dict) -> str:
         return "\n".join(lines)
     commit = record["commit"]
     versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
+    command = record["command"].replace("`", "'")  # inside an inline literal
     lines += [f"**Run:** {link} at [`{commit[:7]}`](https://github.com/{repo}/tree/{commit}), "
-              f"outside the book: `{record['command']}`.",
+              f"outside the book: `{command}`.",
               f"On {record['machine']}" + (f"; {versions}." if versions else "."), ""]
     lines += ["**Agrees**", ""]
     lines += [f"- {item['what']} *{item['figure']}*" for item in record["agrees"]]
