@@ -16,9 +16,10 @@
 # The algorithm that the paper analyses is Algorithm 1 of Schneider and Zimmert
 # {cite}`schneider2023optimal`, whose text is not public. What this chapter implements is an
 # **S&Z-style reconstruction** from the published one-sentence description of its mechanism
-# and the structure of Huang and Huang's proof; the details marked below as our choices are
-# not checked against the paper's full text. The chapter checks whether the paper's claims
-# hold *for this reconstruction*.
+# and the structure of Huang and Huang's proof. The details marked below as our choices
+# could not be checked: beyond the abstract neither paper's text could be read, and neither
+# paper's code is public. The chapter checks whether the paper's claims hold *for this
+# reconstruction*.
 # :::
 #
 # This notebook builds the method on a toy you can see: the feedback, the learner that knows

@@ -645,8 +645,8 @@ book.claim(
 #   to estimate the context distribution) and from the structure of Huang and Huang's
 #   analysis (epochs, weak dependence between them); the fair coin, the uniform first epoch,
 #   the plug-in estimate $1/(\hat f+\gamma)$ and every constant ($\eta=\sqrt{2\ln K/(KT)}$,
-#   $\gamma=\eta/2$, epochs of $2\lceil\sqrt T\,\rceil$ rounds) are this chapter's choices,
-#   not checked against the paper's full text. No code of either paper is public.
+#   $\gamma=\eta/2$, epochs of $2\lceil\sqrt T\,\rceil$ rounds) are this chapter's choices
+#   (the method notebook says why they could not be checked).
 # - **No experiments to match.** The paper is a theorem; the instances are ours: a
 #   first-price auction (one of the two applications the abstract names) and two adversaries
 #   built to stress the estimator and the pairing.

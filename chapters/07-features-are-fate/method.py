@@ -15,7 +15,8 @@
 # end; a conserved quantity of gradient flow turns the network into a vector that moves in a
 # known way; and the closed forms follow. The paper's experiments are in
 # [the reproduction](reproduction.ipynb). Equation and theorem numbers follow arXiv
-# 2410.08194v2 (not checked against the paper's full text).
+# 2410.08194v2. They are not checked: the paper's stored opening ends before its first
+# equation, and the authors' code, whose formulas give ours, numbers none of them.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

@@ -15,7 +15,7 @@
 # (`icml25.transfer_theory`, built in [the method](method.ipynb)), pretrained on the source's
 # population loss, and compared with the closed forms in the same run. The thresholds of the
 # claims were fixed from the paper's statements before the run. Equation and theorem numbers
-# follow arXiv 2410.08194v2 (not checked against the paper's full text).
+# follow arXiv 2410.08194v2, as in [the method](method.ipynb).
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper

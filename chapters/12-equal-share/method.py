@@ -16,7 +16,8 @@
 # to see whole: why two players are easy and three are not, why a learner facing identical
 # opponents can always get $C/n$, and why it must adapt when they move. The experiments are
 # in [the reproduction](reproduction.ipynb). The proposition and theorem numbers cited
-# (Props. 4.1 and 4.2, Theorem 5.2) are not checked against the paper's full text.
+# (Props. 4.1 and 4.2, Theorem 5.2) could not be checked: the paper's stored opening ends
+# before them, and no code is public.
 
 # %% tags=["parameters", "hide-input"]
 mode = "book"  # choices: quick, book, paper
