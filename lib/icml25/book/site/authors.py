@@ -23,6 +23,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from icml25.book.run import notebooks
+from icml25.book.site.printing import title
 from icml25.common import paths
 
 PAGE = paths.BOOK / "_authors.md"
@@ -110,17 +112,11 @@ def claim_links(found: list[dict] | None = None) -> dict[tuple[str, str], str]:
     return {(r["chapter"], c): anchor(r["chapter"]) for r in found for c in r["claims"]}
 
 
-def _title(chapter: Path) -> str:
-    index = chapter / "index.md"
-    first = next((line for line in index.read_text().splitlines() if line.startswith("# ")),
-                 f"# {chapter.name}") if index.exists() else f"# {chapter.name}"
-    return first[2:].strip()
-
-
 def _section(record: dict) -> str:
     name = record["chapter"]
     repo = record["repository"]
-    lines = [f"({anchor(name)})=", f"## {_title(paths.CHAPTERS / name)}", ""]
+    chapter = next(c for c in notebooks.chapters() if c.name == name)
+    lines = [f"({anchor(name)})=", f"## {title(chapter)}", ""]
     link = f"[{repo}](https://github.com/{repo})" if repo else ""
     if not record["ran"]:
         lines += [f"**Not run.** " + (f"Released code: {link}. " if repo else "")

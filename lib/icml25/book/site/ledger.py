@@ -27,6 +27,7 @@ from icml25.book.claims import Claim, format_measured
 from icml25.book.run import notebooks, robustness
 from icml25.book.run.staleness import state
 from icml25.book.site.generated import HEADER, badge, headline_strip
+from icml25.book.site.printing import title
 from icml25.common import paths
 
 JSON_FILE = paths.BOOK / "_static" / "claims.json"
@@ -309,15 +310,6 @@ def glance(chapter_rows: list[Row]) -> str:
     return "\n".join(lines).strip() or "No claims are checked in this chapter."
 
 
-def _title(chapter: notebooks.Chapter) -> str:
-    index = chapter.path / "index.md"
-    if index.exists():
-        for line in index.read_text().splitlines():
-            if line.startswith("# "):
-                return line[2:].strip()
-    return chapter.name
-
-
 def counts(chapter: notebooks.Chapter, chapter_rows: list[Row] | None = None) -> dict:
     """The chapter's verdicts counted: the paper's claims by verdict, the others, the checks."""
     chapter_rows = rows(chapter) if chapter_rows is None else chapter_rows
@@ -452,7 +444,7 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
     total = _totals(counted)
     judged = {ch.name: headline.judge(ch.path, all_rows[ch.name]) for ch in chapters}
     head_counts = headline.count([j for js in judged.values() for j in js])
-    summary = [f"- [{_title(ch)}](#{ch.name}): "
+    summary = [f"- [{title(ch)}](#{ch.name}): "
                f"{headline_strip(headline.count(judged[ch.name]))}"
                f" · {counted[ch.name]['runtime']:.0f} s" for ch in chapters]
     sections = []
@@ -461,7 +453,7 @@ def ledger_page(chapters: list[notebooks.Chapter], all_rows: dict[str, list[Row]
         tests = all_rows[chapter.name]
         sections += [
             f"({chapter.name})=",
-            f"## {_title(chapter)}",
+            f"## {title(chapter)}",
             "",
             f"[Read the chapter](../chapters/{chapter.name}/index.md) · book-mode runtime "
             f"{c['runtime']:.0f} s · {headline.count(judged[chapter.name])['holds']} of "
