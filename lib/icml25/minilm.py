@@ -10,7 +10,7 @@ two cores, so the chapters load committed caches made by their modules' data com
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -48,7 +48,7 @@ LAYER, MAX_TOKENS = 3, 64
 N_TRAIN = 256
 """Training texts per data set (balanced); the other 144 of the 400 sampled are the test set."""
 
-SAE = dict(n_latents=2048, k=32, epochs=3)
+SAE = {"n_latents": 2048, "k": 32, "epochs": 3}
 """The token-level SAE: the chapter's width and sparsity, three passes over ~140,000 tokens."""
 
 SEEDS = tuple(range(10))
