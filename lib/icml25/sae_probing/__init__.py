@@ -57,7 +57,8 @@ independent.
 
 Parts: :mod:`.data` (the package's data sets, the committed activations), :mod:`.sae` (the
 TopK SAE), :mod:`.probes` (baselines, the SAE probe, :func:`evaluate`), :mod:`.regimes` (splits
-and :func:`run_regime`), :mod:`.quivers` (ensembles and win shares).
+and :func:`run_regime`), :mod:`.quivers` (ensembles and win shares), :mod:`.multitoken`
+(probes over a text's tokens: the SAE's max-pooled latents against an attention-pooled probe).
 """
 
 from .data import (
@@ -81,6 +82,14 @@ from .data import (
     sample_texts,
     save_activations,
 )
+from .multitoken import (
+    AttentionProbe,
+    TopLatents,
+    fired_any,
+    multitoken_results,
+    sae_multitoken_probe,
+)
+from .multitoken import load_results as load_multitoken
 from .probes import (
     GRIDS,
     Probe,
@@ -125,24 +134,29 @@ __all__ = [
     "REGIMES",
     "SAMPLE_SEED",
     "SPURIOUS",
+    "AttentionProbe",
     "Probe",
     "ProbingData",
     "SAELatents",
     "Split",
     "TopKSAE",
+    "TopLatents",
     "baseline_probes",
     "compare_quivers",
     "dataset_tags",
     "evaluate",
+    "fired_any",
     "gbt",
     "holdout",
     "imbalance_split",
     "knn",
     "load",
+    "load_multitoken",
     "logreg",
     "main",
     "make_split",
     "mlp",
+    "multitoken_results",
     "noise_split",
     "ood_tags",
     "package_data_dir",
@@ -152,6 +166,7 @@ __all__ = [
     "read_ood",
     "run_regime",
     "sae_metrics",
+    "sae_multitoken_probe",
     "sae_probe_estimator",
     "sae_probes",
     "sae_wins",

@@ -282,7 +282,11 @@ def multitoken_results(states, offsets, dataset, label, seed: int,
 
 
 def load_results(file=None) -> pd.DataFrame:
-    """The committed test AUCs (:data:`MULTITOKEN`): one row per seed, data set and probe."""
+    """The committed test AUCs (:data:`MULTITOKEN`): one row per seed, data set and probe.
+
+    ``frame.attrs`` holds ``n_tokens`` (the token states the SAE trained on), ``layer``,
+    ``max_tokens`` and ``n_train``.
+    """
     if file is None:
         from icml25.common import data
 
@@ -293,8 +297,11 @@ def load_results(file=None) -> pd.DataFrame:
             str(p) for p in z["probes"]]
         index = pd.MultiIndex.from_product([seeds.tolist(), names, probes],
                                            names=["seed", "dataset", "probe"])
-        return pd.DataFrame({"test_auc": auc.ravel(), "params": z["params"].ravel()},
-                            index=index).reset_index()
+        out = pd.DataFrame({"test_auc": auc.ravel(), "params": z["params"].ravel()},
+                           index=index).reset_index()
+        out.attrs.update({key: int(z[key]) for key in
+                          ("n_tokens", "layer", "max_tokens", "n_train")})
+        return out
 
 
 def main(argv=None):  # pragma: no cover - the data command, run by hand
@@ -335,6 +342,7 @@ def main(argv=None):  # pragma: no cover - the data command, run by hand
                         seeds=np.array(args.seeds), names=np.array(names),
                         probes=np.array(PROBES), layer=np.array(LAYER),
                         max_tokens=np.array(MAX_TOKENS), n_train=np.array(N_TRAIN),
+                        n_tokens=np.array(len(states)),
                         digest=np.array(minilm.texts_digest(texts["text"])))
 
 
