@@ -81,9 +81,9 @@ def fired_any(sae: TopKSAE, states, offsets) -> np.ndarray:
     at 1 for Gemma Scope's JumpReLU codes; a TopK code is either 0 or active).
     """
     states, offsets = _check_ragged(states, offsets)
-    fired = np.asarray(sae.codes(states)) > 0
-    starts = offsets[:-1] + 1  # skip [CLS]
-    return np.logical_or.reduceat(fired, starts, axis=0).astype(np.float32)
+    fired = np.array(sae.codes(states) > 0)
+    fired[offsets[:-1]] = False  # each text's [CLS] counts for nothing
+    return np.logical_or.reduceat(fired, offsets[:-1], axis=0).astype(np.float32)
 
 
 def padded(states, offsets, skip_first: bool = True) -> np.ndarray:
@@ -209,11 +209,11 @@ class AttentionProbe(ClassifierMixin, BaseEstimator):
         return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 
 
-def _probes(seed: int) -> dict[str, Probe]:
+def _probes(seed: int, width: int) -> dict[str, Probe]:
     return {
         "sae_max": Probe("sae_max", lambda p, n: sae_multitoken_probe(**p),
                          _product({"k": [16, 128], "C": [0.1, 1.0, 10.0]}), "sae"),
-        "attention": Probe("attention", lambda p, n: AttentionProbe(**p, seed=seed),
+        "attention": Probe("attention", lambda p, n: AttentionProbe(width, **p, seed=seed),
                            _product({"l2": [1e-4, 1e-2]})),
         "cls": Probe("cls", lambda p, n: logreg(**p), _product({"C": [0.01, 0.1, 1.0]})),
         "mean": Probe("mean", lambda p, n: logreg(**p), _product({"C": [0.01, 0.1, 1.0]})),
@@ -250,7 +250,7 @@ def multitoken_results(states, offsets, dataset, label, seed: int,
         raise ValueError("dataset and label need one entry per text")
     sizes = {**SAE, **(sae_sizes or {})}
     sae, _ = train_sae(states, seed=stream_int(seed, "sae-training"), **sizes)
-    probes = _probes(stream_int(seed, "probe-init"))
+    probes = _probes(stream_int(seed, "probe-init"), states.shape[1])
     split_seed = stream_int(seed, "splits")
     rows = []
     names = list(names) if names is not None else list(dict.fromkeys(dataset.tolist()))
