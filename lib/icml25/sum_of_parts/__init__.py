@@ -34,9 +34,15 @@ Data: :func:`two_motif_xor` (planted interacting motifs), :func:`load_digits_ima
 :func:`insertion_deletion`, :func:`purity`; intervals: :func:`~icml25.common.stats.bootstrap_ci` over test
 images, :func:`bootstrap_inits_images` over test images and training initialisations.
 
+On text (:mod:`.text`) the tokens are the patches: :class:`TokenSumOfParts` over a
+:class:`TokenBackbone` that reads MiniLM's input embeddings of SST-2 sentences
+(:func:`load_tokens`), against fixed groups of contiguous tokens, "-F" over tokens and
+the per-feature :class:`PerTokenAdditive`.
+
 Parts: :mod:`.data` (data sets, patches and masks), :mod:`.models` (backbone, per-feature
 additive model, :class:`SumOfParts`), :mod:`.training`, :mod:`.attributions` (SOP's and the
-post-hoc ones, the "-F" construction) and :mod:`.metrics`.
+post-hoc ones, the "-F" construction), :mod:`.metrics` and :mod:`.text` (the same on
+tokens).
 """
 
 from icml25.sum_of_parts.attributions import (
@@ -58,27 +64,47 @@ from icml25.sum_of_parts.data import (
 )
 from icml25.sum_of_parts.metrics import bootstrap_inits_images, insertion_deletion, purity
 from icml25.sum_of_parts.models import MLPBackbone, PerFeatureAdditive, SOPOutput, SumOfParts
+from icml25.sum_of_parts.text import (
+    PerTokenAdditive,
+    TokenBackbone,
+    TokenData,
+    TokenSumOfParts,
+    contiguous_groups,
+    load_tokens,
+    mask_tokens,
+    posthoc_token_scores,
+    token_inputs,
+)
 from icml25.sum_of_parts.training import predict, train, train_many
 
 __all__ = [
     "MLPBackbone",
     "MotifData",
     "PerFeatureAdditive",
+    "PerTokenAdditive",
     "SOPOutput",
     "SumOfParts",
+    "TokenBackbone",
+    "TokenData",
+    "TokenSumOfParts",
     "additive_fit_mse",
     "binomial_target",
     "bootstrap_inits_images",
+    "contiguous_groups",
     "evenly_spaced",
     "insertion_deletion",
     "load_digits_images",
+    "load_tokens",
     "mask_patches",
+    "mask_tokens",
     "patch_grid",
     "posthoc_patch_scores",
+    "posthoc_token_scores",
     "predict",
     "purity",
     "random_patch_mask",
     "sop_patch_scores",
+    "token_inputs",
     "top_patches",
     "topk_mask",
     "train",

@@ -22,17 +22,11 @@ def sop_patch_scores(out: SOPOutput, target) -> np.ndarray:
     return torch.einsum("bg,bgp->bp", attr, masks).detach().numpy()
 
 
-def posthoc_patch_scores(backbone, X, target, patch: int, method: str = "ig", *,
-                         n_samples: int = 16, seed=0) -> np.ndarray:
-    r"""Post-hoc attributions of the backbone from captum, summed per patch, (n, P).
-
-    ``method``: ``"ig"`` (IntegratedGradients, zero baseline), ``"saliency"``
-    (gradient x input), ``"ablation"`` (FeatureAblation with one feature per patch) or
-    ``"shap"`` (ShapleyValueSampling over the patches, zero baseline: the Shapley value
-    :math:`\phi_p=\mathbb E_\pi[h(x_{B\cup\{p\}})-h(x_B)]`, $B$ the patches before $p$ in
-    the order $\pi$, estimated from ``n_samples`` random orders drawn from ``seed``;
-    SHAP's target, and the paper's strongest post-hoc explainer).
-    """
+def _captum_attributions(backbone, X, target, ids, n_units: int, method: str,
+                         n_samples: int, seed):
+    """captum's attribution of ``backbone`` at every input element, shaped as ``X``;
+    ``ids`` (X's shape, long) numbers the unit (patch, token) of each element, the
+    features that patch ablation and Shapley sampling switch off together."""
     with warnings.catch_warnings():  # captum imports tqdm.auto, which warns in Jupyter
         warnings.simplefilter("ignore")
         from captum.attr import (
@@ -45,9 +39,6 @@ def posthoc_patch_scores(backbone, X, target, patch: int, method: str = "ig", *,
     if method not in ("ig", "saliency", "ablation", "shap"):
         raise ValueError(
             f"method must be ig, saliency, ablation or shap; got {method!r}")
-    X, target = torch.as_tensor(X), torch.as_tensor(target)
-    grid = torch.as_tensor(patch_grid(X.shape[-2:], patch)).float()
-    ids = grid.argmax(0).long()[None, None].expand_as(X).contiguous()
     if method == "ig":
         attr = IntegratedGradients(backbone).attribute(X, target=target, n_steps=32)
     elif method == "saliency":
@@ -60,10 +51,29 @@ def posthoc_patch_scores(backbone, X, target, patch: int, method: str = "ig", *,
         with _seeded(seed):  # captum draws the orders from torch's global generator
             attr = ShapleyValueSampling(backbone).attribute(
                 X, target=target, feature_mask=ids, n_samples=n_samples,
-                perturbations_per_eval=len(grid))
+                perturbations_per_eval=n_units)
+    return attr.detach()
+
+
+def posthoc_patch_scores(backbone, X, target, patch: int, method: str = "ig", *,
+                         n_samples: int = 16, seed=0) -> np.ndarray:
+    r"""Post-hoc attributions of the backbone from captum, summed per patch, (n, P).
+
+    ``method``: ``"ig"`` (IntegratedGradients, zero baseline), ``"saliency"``
+    (gradient x input), ``"ablation"`` (FeatureAblation with one feature per patch) or
+    ``"shap"`` (ShapleyValueSampling over the patches, zero baseline: the Shapley value
+    :math:`\phi_p=\mathbb E_\pi[h(x_{B\cup\{p\}})-h(x_B)]`, $B$ the patches before $p$ in
+    the order $\pi$, estimated from ``n_samples`` random orders drawn from ``seed``;
+    SHAP's target, and the paper's strongest post-hoc explainer).
+    """
+    X, target = torch.as_tensor(X), torch.as_tensor(target)
+    grid = torch.as_tensor(patch_grid(X.shape[-2:], patch)).float()
+    ids = grid.argmax(0).long()[None, None].expand_as(X).contiguous()
+    attr = _captum_attributions(backbone, X, target, ids, len(grid), method, n_samples,
+                                seed)
     # ablation and Shapley sampling give every pixel the value of its patch: the sum is
     # that value times the patch's size, the same ranking
-    return torch.einsum("bchw,phw->bp", attr.detach(), grid).numpy()
+    return torch.einsum("bchw,phw->bp", attr, grid).numpy()
 
 
 def top_patches(scores, n_keep: int) -> np.ndarray:

@@ -123,7 +123,21 @@ class SumOfParts(nn.Module):
         super().__init__()
         self.grid = patch_grid(image_shape, patch)
         self.shape, self.patch = tuple(image_shape), patch
-        P = self.n_patches = len(self.grid)
+        self._build(backbone, len(self.grid),
+                    lambda: nn.Conv2d(in_channels, dim, patch, stride=patch), dim=dim,
+                    n_candidates=n_candidates, n_groups=n_groups, k=k,
+                    gen_scale=gen_scale, sel_scale=sel_scale, blur=blur,
+                    straight_through=straight_through, fixed_groups=fixed_groups,
+                    seed=seed)
+        gauss = torch.tensor([1.0, 2.0, 1.0])
+        self.register_buffer("kernel", (gauss[:, None] * gauss[None] / 16)[None, None])
+
+    def _build(self, backbone, P: int, projection, *, dim, n_candidates, n_groups, k,
+               gen_scale, sel_scale, blur, straight_through, fixed_groups, seed):
+        """What every input kind shares: ``P`` patches, ``projection()`` the trainable
+        patch projection (built first from ``seed``), the generator and the selector."""
+        check_int(dim, "dim", minimum=1)
+        self.n_patches = P
         M = P if n_candidates is None else n_candidates
         if not 0 < k <= 1:
             raise ValueError(f"k is a fraction of the patches in (0, 1]; got {k}")
@@ -136,7 +150,7 @@ class SumOfParts(nn.Module):
         self.gen_scale, self.sel_scale = gen_scale / dim**0.5, sel_scale
         self.backbone = backbone.requires_grad_(False).eval()
         with _seeded(seed):
-            self.proj = nn.Conv2d(in_channels, dim, patch, stride=patch)
+            self.proj = projection()
             self.position = nn.Parameter(torch.randn(P, dim) * 0.5)
             self.query, self.key = nn.Linear(dim, dim), nn.Linear(dim, dim)
             for layer in (self.query, self.key):
@@ -155,20 +169,35 @@ class SumOfParts(nn.Module):
                 raise ValueError(f"fixed_groups must be (G, {P}); "
                                  f"got {tuple(fixed.shape)}")
             self.fixed = fixed
-        gauss = torch.tensor([1.0, 2.0, 1.0])
-        self.register_buffer("kernel", (gauss[:, None] * gauss[None] / 16)[None, None])
+
+    def _embed(self, x):
+        """Patch embeddings (B, P, $D_e$) before the position embedding."""
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+    def _blur(self, logits):
+        """The attention logits (B, M, P) blurred over the patch grid."""
+        gh, gw = self.shape[0] // self.patch, self.shape[1] // self.patch
+        img = logits.reshape(-1, 1, gh, gw)
+        img = nn.functional.pad(img, (1,) * 4, mode="replicate")
+        img = nn.functional.conv2d(img, self.kernel)
+        return img.reshape(logits.shape)
+
+    def _check_input(self, x):
+        if x.ndim != 4 or tuple(x.shape[-2:]) != self.shape:
+            raise ValueError(f"x must be (B, C, {self.shape[0]}, {self.shape[1]}); "
+                             f"got {tuple(x.shape)}")
+
+    def _masked(self, x, masks):
+        """Inputs (B, G, ...) with only each group's patches left, the rest zero."""
+        return x[:, None] * _upsample(masks, self.shape, self.patch)
 
     def candidates(self, x):
         """Attention rows $A$ (B, M, P) over patches, one candidate group per query."""
-        E = self.proj(x).flatten(2).transpose(1, 2) + self.position
+        E = self._embed(x) + self.position
         M = self.keep.max().item() + 1
         logits = self.gen_scale * self.query(E[:, :M]) @ self.key(E).transpose(1, 2)
         if self.blur:
-            gh, gw = self.shape[0] // self.patch, self.shape[1] // self.patch
-            img = logits.reshape(-1, 1, gh, gw)
-            img = nn.functional.pad(img, (1,) * 4, mode="replicate")
-            img = nn.functional.conv2d(img, self.kernel)
-            logits = img.reshape(logits.shape)
+            logits = self._blur(logits)
         return logits.softmax(-1)
 
     def groups(self, x):
@@ -183,14 +212,12 @@ class SumOfParts(nn.Module):
         return hard, scale
 
     def forward(self, x) -> SOPOutput:
-        if x.ndim != 4 or tuple(x.shape[-2:]) != self.shape:
-            raise ValueError(f"x must be (B, C, {self.shape[0]}, {self.shape[1]}); "
-                             f"got {tuple(x.shape)}")
+        self._check_input(x)
         from entmax import sparsemax
 
         masks, scale = self.groups(x)
         B, G = masks.shape[:2]
-        masked = x[:, None] * _upsample(masks, self.shape, self.patch)
+        masked = self._masked(x, masks)
         z = self.backbone.body(masked.flatten(0, 1))
         group_logits = self.backbone.classifier(z).reshape(B, G, -1)
         keys = self.sel_k(z).reshape(B, G, -1)

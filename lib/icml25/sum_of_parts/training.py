@@ -27,11 +27,14 @@ def predict(model, X, batch_size: int = 512) -> np.ndarray:
 
 
 def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3e-3,
-          mask_patch: int | None = None, weight_decay: float = 1e-4) -> list[float]:
+          mask_patch: int | None = None, mask_tokens: bool = False,
+          weight_decay: float = 1e-4) -> list[float]:
     r"""Minimise the cross-entropy of ``model`` on (X, y) with AdamW; return the losses.
 
     With ``mask_patch`` the inputs are multiplied by random patch masks
-    (:func:`random_patch_mask`), so that a backbone sees masked inputs in training.
+    (:func:`random_patch_mask`), so that a backbone sees masked inputs in training;
+    with ``mask_tokens`` the same masks drop whole tokens of token inputs (n, T, d),
+    each kept token's features unchanged and a dropped token's all zero.
     """
     check_int(steps, "steps", minimum=1)
     check_int(batch_size, "batch_size", minimum=1)
@@ -39,6 +42,9 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
     if len(X) != len(y) or len(X) == 0:
         raise ValueError("X and y must be non-empty and of equal length; "
                          f"got {len(X)}, {len(y)}")
+    if mask_tokens and (mask_patch is not None or X.ndim != 3):
+        raise ValueError("mask_tokens needs token inputs (n, T, d) and no mask_patch; "
+                         f"got X of shape {tuple(X.shape)}, mask_patch={mask_patch}")
     start = int(as_generator(seed).integers(2**31))
     generator = torch.Generator().manual_seed(start)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -52,6 +58,8 @@ def train(model, X, y, *, steps: int, seed, batch_size: int = 128, lr: float = 3
         if grid is not None:
             keep = random_patch_mask(len(idx), len(grid), generator)
             xb = xb * _upsample(keep, X.shape[-2:], mask_patch)
+        elif mask_tokens:
+            xb = xb * random_patch_mask(len(idx), X.shape[1], generator)[..., None]
         out = model(xb)
         out = out.logits if isinstance(out, SOPOutput) else out
         loss = nn.functional.cross_entropy(out, y[idx])
