@@ -4,7 +4,6 @@ tokens, and the image model unchanged by the shared code."""
 import numpy as np
 import pytest
 import torch
-
 from icml25 import sum_of_parts as sp
 from icml25.sum_of_parts import text
 
@@ -91,7 +90,7 @@ def test_backbone_is_not_additive_over_tokens(backbone):
     zero = np.zeros((50, 1, D + 1), np.float32)
     ta = np.concatenate([a, one], -1)[:, None]
     tb = np.concatenate([b, one], -1)[:, None]
-    f = lambda x: backbone(torch.as_tensor(x)).detach()[:, 1]  # noqa: E731
+    f = lambda x: backbone(torch.as_tensor(x)).detach()[:, 1]
     both = f(np.concatenate([ta, tb], 1))
     single = f(np.concatenate([ta, zero], 1)) + f(np.concatenate([zero, tb], 1))
     interaction = both - single + f(np.concatenate([zero, zero], 1))
