@@ -111,6 +111,40 @@ def test_train_source_rejects_bad_arguments(kwargs, message):
         tta.train_source(X_TRAIN[:10], Y_TRAIN[:10], **kwargs)
 
 
+def test_mlp_source_is_deterministic_and_only_its_batchnorm_adapts():
+    kw = dict(epochs=2, widths=(32, 16), seed=3, architecture="mlp")
+    a = tta.train_source(X_TRAIN[:200], Y_TRAIN[:200], **kw)
+    b = tta.train_source(X_TRAIN[:200], Y_TRAIN[:200], **kw)
+    assert isinstance(a, tta.SmallMLP) and not a.training
+    sa, sb = state(a), state(b)
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert sum(2 * m.num_features for m in tta._bn_layers(a)) == 2 * (32 + 16)
+    method = tta.SSA(a)
+    for x in BATCHES:
+        assert method.adapt(x).shape == (len(x), tta.N_CLASSES)
+    after = state(method.model)
+    changed = {k for k in sa if k in after and not torch.equal(sa[k], after[k])}
+    affine = {f"{n}.{p}" for n, m in a.named_modules()
+              if isinstance(m, torch.nn.BatchNorm1d) for p in ("weight", "bias")}
+    assert changed and changed <= affine
+    assert all(torch.equal(sa[k], state(a)[k]) for k in sa)  # the source is untouched
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n_pixels=0), "positive integers"),
+    (dict(n_pixels=256, widths=()), "at least one width"),
+    (dict(n_pixels=256, widths=(8.5,)), "positive integers"),
+])
+def test_small_mlp_rejects_bad_sizes(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tta.SmallMLP(**kwargs)
+
+
+def test_train_source_rejects_an_unknown_architecture():
+    with pytest.raises(ValueError, match="architecture must be one of"):
+        tta.train_source(X_TRAIN[:10], Y_TRAIN[:10], architecture="resnet")
+
+
 # ---------------------------------------------------------------- what each method may change
 
 BATCHES = [torch.as_tensor(tta.corrupt(X_TEST[i:i + 32], "gaussian_noise", 5))[:, None]

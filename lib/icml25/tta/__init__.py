@@ -59,7 +59,8 @@ BatchNorm and :func:`run_stream` orders each visit by :func:`dirichlet_order`.
 **The parts.** Everything public is re-exported here (``from icml25 import tta``; ``tta.SSA``).
 
 * :mod:`.data`: :func:`load_digits16`, :func:`load_mnist` and the corruptions (:func:`corrupt`).
-* :mod:`.model`: :class:`SmallCNN`, :func:`train_source`, :func:`accuracy`, and robust
+* :mod:`.model`: :class:`SmallCNN`, :class:`SmallMLP` (a second architecture),
+  :func:`train_source`, :func:`accuracy`, and robust
   BatchNorm (:class:`EMABatchNorm2d`, :func:`ema_statistics`).
 * :mod:`.methods`: ``Source``, ``BNStats``, ``Tent`` (which holds the adapted parameters as one
   flat vector and takes the SGD step itself), ``ROID``, ``CMF``.
@@ -82,8 +83,10 @@ from .data import (
 from .methods import CMF, ROID, BNStats, Source, Tent
 from .methods import _TTAMethod as _TTAMethod
 from .model import (
+    ARCHITECTURES,
     EMABatchNorm2d,
     SmallCNN,
+    SmallMLP,
     accuracy,
     as_batch,
     ema_statistics,
@@ -99,6 +102,7 @@ METHODS = {cls.name: cls for cls in (Source, BNStats, Tent, ROID, CMF, SSA)}
 """Display name -> class."""
 
 __all__ = [
+    "ARCHITECTURES",
     "CMF",
     "CORRUPTIONS",
     "DEFAULT_DOMAINS",
@@ -111,6 +115,7 @@ __all__ = [
     "Domain",
     "EMABatchNorm2d",
     "SmallCNN",
+    "SmallMLP",
     "Source",
     "SteadyStateRule",
     "StreamResult",

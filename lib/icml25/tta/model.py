@@ -1,5 +1,6 @@
-"""The source model of :mod:`icml25.tta` (:class:`SmallCNN`, :func:`train_source`) and RoTTA's
-robust BatchNorm (:class:`EMABatchNorm2d`, :func:`ema_statistics`)."""
+"""The source models of :mod:`icml25.tta` (:class:`SmallCNN`, :class:`SmallMLP`,
+:func:`train_source`) and RoTTA's robust BatchNorm (:class:`EMABatchNorm2d`,
+:func:`ema_statistics`)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,47 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x).mean(dim=(2, 3)))
 
 
+class SmallMLP(nn.Module):
+    """A second architecture: the image flattened, then one Linear+BatchNorm1d+ReLU block per
+    entry of ``widths`` and a linear head; no convolution, no pooling. With ``n_pixels=400``
+    (20x20 images) and ``widths=(128, 64)``: 60,426 parameters, of which 384 are BatchNorm
+    affine parameters (what TTA adapts).
+
+    Parameters
+    ----------
+    n_pixels : int
+        Pixels per image (``H * W``), the width of the first layer's input.
+    widths : sequence of int
+        Units of the hidden blocks, at least one.
+    n_classes : int
+        Outputs of the head.
+    """
+
+    def __init__(self, n_pixels: int, widths: Sequence[int] = (128, 64),
+                 n_classes: int = N_CLASSES):
+        super().__init__()
+        widths = tuple(widths)
+        sizes = (n_pixels, *widths, n_classes)
+        if not widths or any(isinstance(w, bool) or int(w) != w or w < 1 for w in sizes):
+            raise ValueError("n_pixels, n_classes and at least one width must be positive "
+                             f"integers, got n_pixels={n_pixels!r}, widths={widths!r}, "
+                             f"n_classes={n_classes!r}")
+        layers, c_in = [nn.Flatten()], int(n_pixels)
+        for c in widths:
+            # No bias before BatchNorm, as in SmallCNN: the BatchNorm shift makes it redundant.
+            layers += [nn.Linear(c_in, int(c), bias=False), nn.BatchNorm1d(int(c)), nn.ReLU()]
+            c_in = int(c)
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(c_in, int(n_classes))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+#: The architectures :func:`train_source` builds, by name.
+ARCHITECTURES = ("cnn", "mlp")
+
+
 def as_batch(x) -> torch.Tensor:
     """Images as a ``float32`` tensor ``(n, 1, H, W)``; accepts ``(n, H, W)`` or ``(n, 1, H, W)``
     arrays or tensors."""
@@ -58,8 +100,10 @@ def as_batch(x) -> torch.Tensor:
 
 
 def train_source(x, y, *, epochs: int = 15, batch_size: int = 64, lr: float = 3e-3,
-                 widths: Sequence[int] = (16, 32, 32), seed: int = 0) -> SmallCNN:
-    """Train :class:`SmallCNN` on clean images with Adam and cross-entropy.
+                 widths: Sequence[int] = (16, 32, 32), seed: int = 0,
+                 architecture: str = "cnn") -> nn.Module:
+    """Train :class:`SmallCNN` (or :class:`SmallMLP`) on clean images with Adam and
+    cross-entropy.
 
     Deterministic given ``seed``: initialisation happens under a forked torch RNG and the batch
     order comes from a numpy generator, so the caller's global RNG state is left untouched.
@@ -69,12 +113,14 @@ def train_source(x, y, *, epochs: int = 15, batch_size: int = 64, lr: float = 3e
     ----------
     x, y : images (n, H, W) or (n, 1, H, W) in [0, 1] and integer labels (n,)
     epochs, batch_size, lr : Adam training schedule (defaults: 15 epochs of 64, lr 3e-3)
-    widths : channels of the three conv blocks
+    widths : channels of the conv blocks (``"cnn"``) or units of the hidden blocks (``"mlp"``)
     seed : initialisation and batch order
+    architecture : ``"cnn"`` (:class:`SmallCNN`) or ``"mlp"`` (:class:`SmallMLP`, its input
+        the flattened image); both are trained the same way
 
     Returns
     -------
-    SmallCNN in eval mode.
+    SmallCNN or SmallMLP in eval mode.
     """
     xb, yb = as_batch(x), torch.as_tensor(np.asarray(y), dtype=torch.long)
     if len(xb) != len(yb):
@@ -83,9 +129,12 @@ def train_source(x, y, *, epochs: int = 15, batch_size: int = 64, lr: float = 3e
         raise ValueError(f"lr must be positive, got {lr!r}")
     if int(epochs) != epochs or epochs < 1 or int(batch_size) != batch_size or batch_size < 2:
         raise ValueError(f"epochs must be >= 1 and batch_size >= 2, got {epochs!r}, {batch_size!r}")
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = SmallCNN(widths)
+        model = (SmallCNN(widths) if architecture == "cnn"
+                 else SmallMLP(xb.shape[2] * xb.shape[3], widths))
     rng = as_generator(seed_stream(int(seed), "batch order"))
     opt = Adam(model.parameters(), lr=lr)
     model.train()
