@@ -292,6 +292,7 @@ book.glue(digits_train=f"{len(train_idx):,}", digits_test=f"{len(test_idx):,}",
           dig_top_name=f"{LONG_NAMES[dig_top]} ({dig_acc[dig_top].value:.3f})",
           dig_sop_low=float(dig_per_init.min()), dig_sop_high=float(dig_per_init.max()))
 
+
 # %% tags=["remove-output"]
 def accuracy_panel(ax, acc, correct, title, chance, names=NAMES):
     """Mean accuracies, their intervals, a dot per initialisation, chance dotted."""
