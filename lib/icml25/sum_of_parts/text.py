@@ -156,7 +156,7 @@ def main(argv=None):  # pragma: no cover - the data command, run by hand
     features of every text of :data:`DATASET`."""
     import argparse
 
-    from icml25.sae_probing.data import read_dataset
+    from icml25.common.sae_probes import read_dataset
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out")
