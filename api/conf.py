@@ -100,5 +100,15 @@ def _resolve(app, env, node, contnode):
                                               node["reftype"], name, node, contnode)
 
 
+def _skip_generated(app, what, name, obj, skip, options):
+    """scikit-learn writes ``set_*_request`` methods into its estimators' subclasses (a
+    classifier's ``set_score_request``); their docstrings are scikit-learn's, with references
+    to its own glossary, and nothing of the book."""
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    return None
+
+
 def setup(app):
     app.connect("missing-reference", _resolve)
+    app.connect("autodoc-skip-member", _skip_generated)

@@ -282,7 +282,8 @@ def multitoken_results(states, offsets, dataset, label, seed: int,
 
 
 def load_results(file=None) -> pd.DataFrame:
-    """The committed test AUCs (:data:`MULTITOKEN`): one row per seed, data set and probe.
+    """The committed test AUCs (``data/sae_probing/multitoken.npz``): one row per seed, data set
+    and probe.
 
     ``frame.attrs`` holds ``n_tokens`` (the token states the SAE trained on), ``layer``,
     ``max_tokens`` and ``n_train``.
