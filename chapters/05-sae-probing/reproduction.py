@@ -529,8 +529,9 @@ book.claim(
 # %%
 multi = sp.load_multitoken()
 if seed not in set(multi.seed):
-    raise ValueError(f"the multi-token measurements hold seeds {sorted(set(multi.seed))}, "
-                     f"not {seed}; measure it with python -m icml25.sae_probing.multitoken")
+    raise ValueError(
+        f"the multi-token measurements hold seeds {sorted(set(multi.seed))}, not "
+        f"{seed}; measure it with python -m icml25.sae_probing.multitoken")
 mt_auc = multi[multi.seed == seed].pivot(index="dataset", columns="probe",
                                          values="test_auc")
 mt_auc = mt_auc.loc[data.names, list(sp.multitoken.PROBES)]
@@ -545,7 +546,8 @@ book.glue(mt_seed=str(seed), mt_tokens=f"{multi.attrs['n_tokens']:,}",
           mt_n=len(mt_auc))
 pd.DataFrame({
     "mean test AUC": mt_auc.mean().map("{:.3f}".format),
-    "best on a data set": (mt_auc.T == mt_auc.max(1)).sum(1).map("{:d}".format),
+    "best on a data set": (mt_auc.T == mt_auc.max(axis=1)).sum(axis=1).map(
+        "{:d}".format),
 }).rename(index=MT_LABELS).T
 
 # %% tags=["hide-input", "remove-output"]
@@ -575,7 +577,8 @@ book.show_figure(fig, "fig_multitoken")
 # ```
 
 # %% tags=["nbval-check-output"]
-for other, name in (("attention", "multitoken-no-gain"), ("cls", "multitoken-beats-single")):
+for other, name in (("attention", "multitoken-no-gain"),
+                    ("cls", "multitoken-beats-single")):
     mean, (low, high) = mt_gain[other]
     book.glue(**{f"mt_{other}": mean, f"mt_{other}_low": low, f"mt_{other}_high": high,
                  f"mt_{other}_wins": int((mt_auc.sae_max > mt_auc[other]).sum())})
