@@ -45,6 +45,8 @@ mode = "book"  # choices: quick, book, paper
 seed = 0
 
 # %% tags=["hide-input", "nbval-check-output"]
+import textwrap
+
 import numpy as np
 import torch
 
@@ -562,7 +564,8 @@ for j in range(4):
     g = int(text_out.attributions[j, c].abs().argmax())
     words = tokens.words(sst2_test_idx[j], text_out.masks[j, g].numpy() > 0.5)
     label = ("negative", "positive")[c]
-    print(f"{label:>8} ({'right' if c == y_te[j] else 'wrong'}): {' '.join(words)}")
+    print(textwrap.fill(f"{label:>8} ({'right' if c == y_te[j] else 'wrong'}): "
+                        + " ".join(words), width=80, subsequent_indent=" " * 17))
 
 # %% [markdown]
 # ## 4. Faithfulness: insertion and deletion
